@@ -1,0 +1,85 @@
+// Package app is the fleet-hub command line.
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+
+	"github.com/fleetplane/fleetplane/workspaces/bootstrap"
+	"github.com/fleetplane/fleetplane/workspaces/server"
+)
+
+// NewCommand returns the fleet-hub root command.
+func NewCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:           "fleet-hub",
+		Short:         "The Fleetplane hub: multi-tenant multi-cluster placement on kcp workspaces",
+		SilenceUsage:  true,
+		SilenceErrors: false,
+	}
+	cmd.AddCommand(newStartCommand())
+	return cmd
+}
+
+// printNextSteps tells a user who just started the hub how to use it.
+func printNextSteps(w io.Writer, opts server.Options) {
+	kubeconfig, _ := filepath.Abs(server.AdminKubeconfigPath(opts.RootDir))
+	binDir := "bin"
+	if exe, err := os.Executable(); err == nil {
+		binDir = filepath.Dir(exe)
+	}
+	fmt.Fprintf(w, `
+Fleetplane hub is ready (state in %s). In another shell:
+
+  export KUBECONFIG=%s
+  export PATH=%s:$PATH
+  kubectl ws tree                                   # the workspaces
+  kubectl ws :root:teams && kubectl ws create team-a --enter
+  kubectl apply -f config/samples/team-a/           # a Deployment and its placements
+  kubectl get crp,rp -A
+
+Stop the hub with Ctrl-C; its state survives a restart.
+`, opts.RootDir, kubeconfig, binDir)
+}
+
+func newStartCommand() *cobra.Command {
+	opts := server.DefaultOptions()
+	cmd := &cobra.Command{
+		Use:   "start",
+		Short: "Start the hub and bootstrap the fleet workspaces",
+		Long: `Start the hub: a kcp control plane with embedded etcd (or --etcd-servers),
+bootstrapped with the workspaces root:fleet (platform admins) and root:teams
+(team workspaces), and the fleet and workload APIs. State lives in --root-dir;
+a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconfig.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return server.Run(ctx, opts, func(ctx context.Context, loopback *rest.Config) error {
+				if err := bootstrap.Run(ctx, loopback); err != nil {
+					return err
+				}
+				printNextSteps(cmd.OutOrStdout(), opts)
+				return nil
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.RootDir, "root-dir", opts.RootDir, "directory for the hub's state: certificates, embedded etcd data, admin.kubeconfig")
+	f.StringVar(&opts.BindAddress, "bind-address", opts.BindAddress, "IP address the API server listens on")
+	f.IntVar(&opts.SecurePort, "secure-port", opts.SecurePort, "HTTPS port of the API server")
+	f.StringVar(&opts.ExternalHostname, "external-hostname", opts.ExternalHostname, "host name clients use to reach the hub (written into kubeconfigs); defaults to --bind-address")
+	f.StringSliceVar(&opts.EtcdServers, "etcd-servers", opts.EtcdServers, "external etcd endpoints (e.g. http://127.0.0.1:2379); empty runs an embedded etcd in --root-dir")
+	f.IntVar(&opts.EmbeddedEtcdClientPort, "embedded-etcd-client-port", opts.EmbeddedEtcdClientPort, "client port of the embedded etcd")
+	f.IntVar(&opts.EmbeddedEtcdPeerPort, "embedded-etcd-peer-port", opts.EmbeddedEtcdPeerPort, "peer port of the embedded etcd")
+	f.IntVarP(&opts.LogVerbosity, "v", "v", opts.LogVerbosity, "log verbosity")
+	return cmd
+}

@@ -1,0 +1,26 @@
+// Package app assembles the kubectl-fleet command tree.
+package app
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/ws"
+)
+
+// NewCommand returns the root `kubectl fleet` command.
+func NewCommand() *cobra.Command {
+	flags := genericclioptions.NewConfigFlags(true)
+	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	cmd := &cobra.Command{
+		Use:          "kubectl fleet",
+		Short:        "Work with a Fleetplane hub: workspaces, teams and member clusters",
+		SilenceUsage: true,
+	}
+	flags.AddFlags(cmd.PersistentFlags())
+	cmd.AddCommand(ws.NewCommand(flags, streams))
+	return cmd
+}

@@ -1,0 +1,198 @@
+// Package framework starts the real processes the e2e suites run against:
+// the fleet-hub binary (kcp embedded) and, when asked, an external etcd.
+package framework
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// BinDir is where `make build` puts the binaries; the Makefile passes it in.
+func BinDir() string {
+	if d := os.Getenv("FLEET_BIN_DIR"); d != "" {
+		return d
+	}
+	wd, _ := os.Getwd()
+	for dir := wd; dir != "/"; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "cmd", "fleet-hub")); err == nil {
+			return filepath.Join(dir, "bin")
+		}
+	}
+	return "bin"
+}
+
+// HubOptions are the knobs a suite may set on its hub.
+type HubOptions struct {
+	// RootDir holds the hub's state; a restart with the same dir keeps it.
+	RootDir string
+	// EtcdServers runs the hub on an external etcd instead of the embedded one.
+	EtcdServers []string
+}
+
+// Hub is a running fleet-hub process.
+type Hub struct {
+	opts     HubOptions
+	port     int
+	etcdPort int
+	cmd      *exec.Cmd
+	exited   chan error
+	LogPath  string
+	// Admin is an admin config for the kcp base URL (no workspace path).
+	Admin *rest.Config
+}
+
+// StartHub starts fleet-hub on free ports and waits until /readyz is ok, which
+// includes the fleet bootstrap.
+func StartHub(ctx context.Context, opts HubOptions) (*Hub, error) {
+	ports, err := FreePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	h := &Hub{opts: opts, port: ports[0], etcdPort: ports[1], LogPath: filepath.Join(opts.RootDir, "hub.log")}
+	if err := os.MkdirAll(opts.RootDir, 0o700); err != nil {
+		return nil, err
+	}
+	return h, h.start(ctx, ports[2])
+}
+
+func (h *Hub) start(ctx context.Context, peerPort int) error {
+	args := []string{"start",
+		"--root-dir", h.opts.RootDir,
+		"--secure-port", strconv.Itoa(h.port),
+		"--embedded-etcd-client-port", strconv.Itoa(h.etcdPort),
+		"--embedded-etcd-peer-port", strconv.Itoa(peerPort),
+	}
+	for _, s := range h.opts.EtcdServers {
+		args = append(args, "--etcd-servers", s)
+	}
+	log, err := os.OpenFile(h.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	// After a restart the file still holds the last run's admin token until
+	// kcp rewrites it; waitReady re-reads it until the new one works. (kcp
+	// also keeps the shard-admin token there, so the file must not be removed.)
+	h.cmd = exec.Command(filepath.Join(BinDir(), "fleet-hub"), args...)
+	h.cmd.Stdout, h.cmd.Stderr = log, log
+	h.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Fewer fsyncs make the hub start faster; durability is not under test.
+	h.cmd.Env = append(os.Environ(), "UNSAFE_E2E_HACK_DISABLE_ETCD_FSYNC=true")
+	if err := h.cmd.Start(); err != nil {
+		return fmt.Errorf("starting fleet-hub: %w", err)
+	}
+	h.exited = make(chan error, 1)
+	go func() { h.exited <- h.cmd.Wait() }()
+	return h.waitReady(ctx)
+}
+
+// KubeconfigPath is the admin kubeconfig the hub writes.
+func (h *Hub) KubeconfigPath() string { return filepath.Join(h.opts.RootDir, "admin.kubeconfig") }
+
+func (h *Hub) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	var lastErr error
+	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		select {
+		case err := <-h.exited:
+			return false, fmt.Errorf("fleet-hub exited before becoming ready (%v); see %s", err, h.LogPath)
+		default:
+		}
+		cfg, err := clientcmd.BuildConfigFromFlags("", h.KubeconfigPath())
+		if err != nil {
+			lastErr = err
+			return false, nil
+		}
+		base := rest.CopyConfig(cfg)
+		if i := strings.Index(base.Host, "/clusters/"); i >= 0 {
+			base.Host = base.Host[:i]
+		}
+		dc, err := discovery.NewDiscoveryClientForConfig(base)
+		if err != nil {
+			return false, err
+		}
+		if err := dc.RESTClient().Get().AbsPath("/readyz").Do(ctx).Error(); err != nil {
+			lastErr = err
+			return false, nil
+		}
+		h.Admin = base
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("hub not ready: %w (last: %v); see %s", err, lastErr, h.LogPath)
+	}
+	return nil
+}
+
+// Stop sends SIGTERM and waits for a clean exit.
+func (h *Hub) Stop() error {
+	if h.cmd == nil || h.cmd.Process == nil {
+		return nil
+	}
+	_ = h.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-h.exited:
+		h.cmd = nil
+		return err
+	case <-time.After(90 * time.Second):
+		_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
+		<-h.exited
+		h.cmd = nil
+		return fmt.Errorf("fleet-hub did not stop within 90s after SIGTERM; killed")
+	}
+}
+
+// Restart stops the hub and starts it again on the same ports and state.
+func (h *Hub) Restart(ctx context.Context) error {
+	if err := h.Stop(); err != nil {
+		return err
+	}
+	ports, err := FreePorts(1)
+	if err != nil {
+		return err
+	}
+	return h.start(ctx, ports[0])
+}
+
+// Config returns an admin config for the workspace at path (e.g. "root:fleet").
+func (h *Hub) Config(path string) *rest.Config {
+	cfg := rest.CopyConfig(h.Admin)
+	cfg.Host += logicalcluster.NewPath(path).RequestPath()
+	cfg.QPS, cfg.Burst = 50, 100
+	return cfg
+}
+
+// FreePorts asks the kernel for n distinct free TCP ports on loopback.
+func FreePorts(n int) ([]int, error) {
+	var ports []int
+	var listeners []net.Listener
+	defer func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}()
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		listeners = append(listeners, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

@@ -1,0 +1,107 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apisv1alpha2 "github.com/kcp-dev/kcp/sdk/apis/apis/v1alpha2"
+	corev1alpha1 "github.com/kcp-dev/kcp/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/kcp/sdk/apis/tenancy/v1alpha1"
+	kcpclient "github.com/kcp-dev/kcp/sdk/client/clientset/versioned"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+)
+
+// KCP returns a kcp clientset for the workspace at path.
+func (h *Hub) KCP(path string) kcpclient.Interface {
+	return kcpclient.NewForConfigOrDie(h.Config(path))
+}
+
+// CreateTeamWorkspace creates root:teams:<name> (type fleet-team) and waits
+// until it is Ready and its default APIBindings are bound and discoverable.
+func (h *Hub) CreateTeamWorkspace(ctx context.Context, name string) (string, error) {
+	ws := &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := retry(ctx, func() error {
+		_, err := h.KCP("root:teams").TenancyV1alpha1().Workspaces().Create(ctx, ws, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	}); err != nil {
+		return "", fmt.Errorf("creating workspace root:teams:%s: %w", name, err)
+	}
+	path := "root:teams:" + name
+	err := poll(ctx, func(ctx context.Context) (bool, error) {
+		ws, err := h.KCP("root:teams").TenancyV1alpha1().Workspaces().Get(ctx, name, metav1.GetOptions{})
+		return err == nil && ws.Status.Phase == corev1alpha1.LogicalClusterPhaseReady, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("workspace %s not ready: %w", path, err)
+	}
+	return path, h.WaitBindingsBound(ctx, path, "placement.kubernetes-fleet.io", "kubernetes")
+}
+
+// WaitBindingsBound waits until the workspace has a Bound APIBinding to each
+// of the named root:fleet exports and discovery serves their groups.
+func (h *Hub) WaitBindingsBound(ctx context.Context, path string, exports ...string) error {
+	want := map[string]bool{}
+	for _, e := range exports {
+		want[e] = true
+	}
+	var missing []string
+	err := poll(ctx, func(ctx context.Context) (bool, error) {
+		list, err := h.KCP(path).ApisV1alpha2().APIBindings().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		bound := map[string]bool{}
+		for _, b := range list.Items {
+			if ref := b.Spec.Reference.Export; ref != nil && ref.Path == "root:fleet" && b.Status.Phase == apisv1alpha2.APIBindingPhaseBound {
+				bound[ref.Name] = true
+			}
+		}
+		missing = missing[:0]
+		for e := range want {
+			if !bound[e] {
+				missing = append(missing, e)
+			}
+		}
+		return len(missing) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("APIBindings in %s not bound: %v: %w", path, missing, err)
+	}
+	return h.WaitServed(ctx, path, schema.GroupVersion{Group: "placement.kubernetes-fleet.io", Version: "v1beta1"})
+}
+
+// WaitServed waits until discovery in the workspace lists the group version;
+// kinds from a fresh binding take a moment to appear.
+func (h *Hub) WaitServed(ctx context.Context, path string, gv schema.GroupVersion) error {
+	dc := discovery.NewDiscoveryClientForConfigOrDie(h.Config(path))
+	return poll(ctx, func(ctx context.Context) (bool, error) {
+		_, err := dc.ServerResourcesForGroupVersion(gv.String())
+		return err == nil, nil
+	})
+}
+
+func poll(ctx context.Context, cond wait.ConditionWithContextFunc) error {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, cond)
+}
+
+// retry repeats fn on errors for a short while: a freshly created workspace
+// type or binding may not be known to admission yet.
+func retry(ctx context.Context, fn func() error) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		last = fn()
+		return last == nil, nil
+	})
+	if err != nil {
+		return last
+	}
+	return nil
+}

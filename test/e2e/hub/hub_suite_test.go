@@ -1,0 +1,39 @@
+package hub
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
+)
+
+// hub is the one embedded hub the whole suite runs against.
+var hub *framework.Hub
+
+func TestHub(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Hub suite")
+}
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	dir, err := os.MkdirTemp("", "fleet-hub-e2e-")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() {
+		// Keep the hub's state and log when something failed.
+		if !CurrentSpecReport().Failed() {
+			os.RemoveAll(dir)
+		}
+	})
+	hub, err = framework.StartHub(ctx, framework.HubOptions{RootDir: filepath.Join(dir, "hub")})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(hub.Stop()).To(Succeed()) })
+}, NodeTimeout(5*60e9))
+
+// uniqueName returns a workspace or object name that no other spec uses.
+func uniqueName(prefix string) string {
+	return prefix + "-" + framework.RandomSuffix()
+}

@@ -1,0 +1,141 @@
+package hub
+
+import (
+	"os"
+	"path/filepath"
+
+	corev1alpha1 "github.com/kcp-dev/kcp/sdk/apis/core/v1alpha1"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
+)
+
+var (
+	crpV1      = schema.GroupVersionKind{Group: "placement.kubernetes-fleet.io", Version: "v1", Kind: "ClusterResourcePlacement"}
+	crpV1beta1 = schema.GroupVersionKind{Group: "placement.kubernetes-fleet.io", Version: "v1beta1", Kind: "ClusterResourcePlacement"}
+	rpV1       = schema.GroupVersionKind{Group: "placement.kubernetes-fleet.io", Version: "v1", Kind: "ResourcePlacement"}
+	rpV1beta1  = schema.GroupVersionKind{Group: "placement.kubernetes-fleet.io", Version: "v1beta1", Kind: "ResourcePlacement"}
+)
+
+func getAs(ctx SpecContext, c client.Client, gvk schema.GroupVersionKind, namespace, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	ExpectWithOffset(1, c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u)).To(Succeed(), "%s %s/%s", gvk, namespace, name)
+	return u
+}
+
+// field returns the value at path in u, or nil.
+func field(u *unstructured.Unstructured, path ...string) any {
+	v, _, _ := unstructured.NestedFieldNoCopy(u.Object, path...)
+	return v
+}
+
+var _ = Describe("Placements in a team workspace", func() {
+	It("accepts ClusterResourcePlacement and ResourcePlacement in v1 and v1beta1 and serves each in both", func(ctx SpecContext) {
+		path, err := hub.CreateTeamWorkspace(ctx, uniqueName("versions"))
+		Expect(err).NotTo(HaveOccurred())
+		c, err := hub.Client(path, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "app"}})).To(Succeed())
+
+		Expect(c.Create(ctx, decode(`apiVersion: placement.kubernetes-fleet.io/v1
+kind: ClusterResourcePlacement
+metadata: {name: in-v1}
+spec:
+  resourceSelectors: [{group: "", version: v1, kind: Namespace, name: app}]
+  policy: {placementType: PickN, numberOfClusters: 2}`))).To(Succeed())
+		Expect(c.Create(ctx, decode(`apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterResourcePlacement
+metadata: {name: in-v1beta1}
+spec:
+  resourceSelectors: [{group: "", version: v1, kind: Namespace, name: app}]`))).To(Succeed())
+		Expect(c.Create(ctx, decode(`apiVersion: placement.kubernetes-fleet.io/v1
+kind: ResourcePlacement
+metadata: {name: rp-v1, namespace: app}
+spec:
+  resourceSelectors: [{group: apps, version: v1, kind: Deployment, name: web}]
+  policy: {placementType: PickFixed, clusterNames: [member-1]}`))).To(Succeed())
+		Expect(c.Create(ctx, decode(`apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ResourcePlacement
+metadata: {name: rp-v1beta1, namespace: app}
+spec:
+  resourceSelectors: [{group: "", version: v1, kind: ConfigMap, name: settings}]`))).To(Succeed())
+
+		for _, gvk := range []schema.GroupVersionKind{crpV1, crpV1beta1} {
+			got := getAs(ctx, c, gvk, "", "in-v1")
+			Expect(got.GetAPIVersion()).To(Equal(gvk.GroupVersion().String()))
+			Expect(field(got, "spec", "policy", "numberOfClusters")).To(BeEquivalentTo(2))
+			got = getAs(ctx, c, gvk, "", "in-v1beta1")
+			// Defaults from the schema apply whichever version was used.
+			Expect(field(got, "spec", "strategy", "type")).To(Equal("RollingUpdate"))
+			Expect(field(got, "spec", "revisionHistoryLimit")).To(BeEquivalentTo(10))
+		}
+		for _, gvk := range []schema.GroupVersionKind{rpV1, rpV1beta1} {
+			got := getAs(ctx, c, gvk, "app", "rp-v1")
+			Expect(field(got, "spec", "policy", "clusterNames")).To(Equal([]any{"member-1"}))
+			getAs(ctx, c, gvk, "app", "rp-v1beta1")
+		}
+	})
+})
+
+var _ = Describe("Hub restart", Serial, func() {
+	It("keeps workspaces, bindings and objects", func(ctx SpecContext) {
+		path, err := hub.CreateTeamWorkspace(ctx, uniqueName("restart"))
+		Expect(err).NotTo(HaveOccurred())
+		c, err := hub.Client(path, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "app"}})).To(Succeed())
+		Expect(c.Create(ctx, decode(crp("survivor", selectNS)))).To(Succeed())
+		Expect(c.Create(ctx, decode(rp("survivor", `
+  resourceSelectors: [{group: apps, version: v1, kind: Deployment, name: web}]`)))).To(Succeed())
+
+		Expect(hub.Restart(ctx)).To(Succeed())
+
+		ws, err := hub.KCP("root:teams").TenancyV1alpha1().Workspaces().Get(ctx, path[len("root:teams:"):], metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ws.Status.Phase).To(Equal(corev1alpha1.LogicalClusterPhaseReady))
+		Expect(hub.WaitBindingsBound(ctx, path, "placement.kubernetes-fleet.io", "kubernetes")).To(Succeed())
+		c, err = hub.Client(path, nil)
+		Expect(err).NotTo(HaveOccurred())
+		getAs(ctx, c, crpV1beta1, "", "survivor")
+		getAs(ctx, c, rpV1, "app", "survivor")
+
+		By("creating a new team workspace after the restart")
+		_, err = hub.CreateTeamWorkspace(ctx, uniqueName("after-restart"))
+		Expect(err).NotTo(HaveOccurred())
+	})
+})
+
+var _ = Describe("Hub on an external etcd", Serial, func() {
+	It("bootstraps and serves team workspaces with its state in that etcd", func(ctx SpecContext) {
+		dir := GinkgoT().TempDir()
+		etcd, err := framework.StartEtcd(ctx, filepath.Join(dir, "etcd"))
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(etcd.Stop)
+
+		h, err := framework.StartHub(ctx, framework.HubOptions{RootDir: filepath.Join(dir, "hub"), EtcdServers: []string{etcd.ClientURL}})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(h.Stop)
+
+		_, err = os.Stat(filepath.Join(dir, "hub", "etcd-server"))
+		Expect(os.IsNotExist(err)).To(BeTrue(), "no embedded etcd data may be written")
+		path, err := h.CreateTeamWorkspace(ctx, "team-x")
+		Expect(err).NotTo(HaveOccurred())
+		c, err := h.Client(path, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "app"}})).To(Succeed())
+		Expect(c.Create(ctx, decode(crp("on-etcd", selectNS)))).To(Succeed())
+
+		By("restarting on the same etcd")
+		Expect(h.Restart(ctx)).To(Succeed())
+		c, err = h.Client(path, nil)
+		Expect(err).NotTo(HaveOccurred())
+		getAs(ctx, c, crpV1, "", "on-etcd")
+	})
+})

@@ -1,0 +1,120 @@
+// Package bootstrap lays out the fleet workspace topology on a running kcp:
+// the workspace types, root:fleet with the fleet and workload APIExports, and
+// root:teams. Every step is idempotent, so it runs on each hub start.
+package bootstrap
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apisv1alpha2 "github.com/kcp-dev/kcp/sdk/apis/apis/v1alpha2"
+	"github.com/kcp-dev/kcp/sdk/apis/core"
+	corev1alpha1 "github.com/kcp-dev/kcp/sdk/apis/core/v1alpha1"
+	kcpclient "github.com/kcp-dev/kcp/sdk/client/clientset/versioned"
+	"github.com/kcp-dev/logicalcluster/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	fleetconfig "github.com/fleetplane/fleetplane/config/fleet"
+	rootconfig "github.com/fleetplane/fleetplane/config/root"
+)
+
+// adminUser is kcp's admin identity. Workspaces must be created by a real user,
+// not the loopback system:masters identity: kcp records the creator as owner
+// and initialises the workspace's default APIBindings on its behalf.
+var adminUser = rest.ImpersonationConfig{UserName: "kcp-admin", Groups: []string{"system:kcp:admin"}}
+
+// Run bootstraps the topology with a privileged config pointing at the kcp base
+// URL (no /clusters path). It returns once root:fleet serves its APIs.
+func Run(ctx context.Context, loopback *rest.Config) error {
+	admin := rest.CopyConfig(loopback)
+	admin.Impersonate = adminUser
+	logger := klog.FromContext(ctx).WithName("fleet-bootstrap")
+	start := time.Now()
+
+	root, err := newClients(admin, core.RootCluster.Path())
+	if err != nil {
+		return err
+	}
+	if err := rootconfig.Bootstrap(ctx, root.discovery, root.dynamic); err != nil {
+		return fmt.Errorf("bootstrapping root workspace: %w", err)
+	}
+	for _, ws := range []string{rootconfig.FleetWorkspace, rootconfig.TeamsWorkspace} {
+		if err := waitWorkspaceReady(ctx, root.kcp, ws); err != nil {
+			return err
+		}
+	}
+
+	fleet, err := newClients(admin, logicalcluster.NewPath(fleetconfig.Path))
+	if err != nil {
+		return err
+	}
+	if err := fleetconfig.Bootstrap(ctx, fleet.discovery, fleet.dynamic); err != nil {
+		return fmt.Errorf("bootstrapping %s: %w", fleetconfig.Path, err)
+	}
+	for _, b := range []string{fleetconfig.ClusterExport, fleetconfig.PlacementExport, fleetconfig.WorkloadsExport} {
+		if err := waitBindingBound(ctx, fleet.kcp, b); err != nil {
+			return err
+		}
+	}
+	logger.Info("fleet workspaces ready", "duration", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+type clients struct {
+	discovery discovery.DiscoveryInterface
+	dynamic   dynamic.Interface
+	kcp       kcpclient.Interface
+}
+
+func newClients(admin *rest.Config, path logicalcluster.Path) (*clients, error) {
+	cfg := rest.CopyConfig(admin)
+	cfg.Host += path.RequestPath()
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	kcp, err := kcpclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &clients{discovery: disc, dynamic: dyn, kcp: kcp}, nil
+}
+
+func waitWorkspaceReady(ctx context.Context, c kcpclient.Interface, name string) error {
+	return poll(ctx, fmt.Sprintf("workspace root:%s to become Ready", name), func(ctx context.Context) (bool, error) {
+		ws, err := c.TenancyV1alpha1().Workspaces().Get(ctx, name, metav1.GetOptions{})
+		return err == nil && ws.Status.Phase == corev1alpha1.LogicalClusterPhaseReady, err
+	})
+}
+
+func waitBindingBound(ctx context.Context, c kcpclient.Interface, name string) error {
+	return poll(ctx, fmt.Sprintf("APIBinding %s in %s to become Bound", name, fleetconfig.Path), func(ctx context.Context) (bool, error) {
+		b, err := c.ApisV1alpha2().APIBindings().Get(ctx, name, metav1.GetOptions{})
+		return err == nil && b.Status.Phase == apisv1alpha2.APIBindingPhaseBound, err
+	})
+}
+
+// poll retries cond until it holds; errors count as "not yet" (the objects
+// were just created and caches may lag) and the last one is reported on timeout.
+func poll(ctx context.Context, what string, cond func(context.Context) (bool, error)) error {
+	var lastErr error
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		done, err := cond(ctx)
+		lastErr = err
+		return done, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %s: %w (last error: %v)", what, err, lastErr)
+	}
+	return nil
+}

@@ -1,0 +1,144 @@
+// Package server runs the kcp control plane in-process: the Fleetplane hub is a
+// real kcp server with embedded (or external) etcd, plus our post-start work.
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"github.com/kcp-dev/embeddedetcd"
+	kcpoptions "github.com/kcp-dev/kcp/cmd/kcp/options"
+	kcpfeatures "github.com/kcp-dev/kcp/pkg/features"
+	kcpserver "github.com/kcp-dev/kcp/pkg/server"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/rest"
+	logsapiv1 "k8s.io/component-base/logs/api/v1"
+	"k8s.io/klog/v2"
+)
+
+// Options are the hub settings a user can change; everything else keeps kcp's defaults.
+type Options struct {
+	// RootDir holds certificates, embedded etcd data and admin.kubeconfig.
+	RootDir string
+	// BindAddress is the address the API server listens on.
+	BindAddress string
+	// SecurePort is the HTTPS port of the API server.
+	SecurePort int
+	// ExternalHostname is the host name written into kubeconfigs; defaults to BindAddress.
+	ExternalHostname string
+	// EtcdServers, when set, replaces the embedded etcd with an external one.
+	EtcdServers []string
+	// EmbeddedEtcdClientPort and EmbeddedEtcdPeerPort are the embedded etcd's ports.
+	EmbeddedEtcdClientPort int
+	EmbeddedEtcdPeerPort   int
+	// LogVerbosity is klog's -v level.
+	LogVerbosity int
+}
+
+// DefaultOptions returns the settings `fleet-hub start` uses without flags.
+func DefaultOptions() Options {
+	return Options{
+		RootDir:                ".fleet",
+		BindAddress:            "127.0.0.1",
+		SecurePort:             6443,
+		EmbeddedEtcdClientPort: 2379,
+		EmbeddedEtcdPeerPort:   2380,
+	}
+}
+
+// AdminKubeconfigPath is where kcp writes the admin kubeconfig for a root dir.
+func AdminKubeconfigPath(rootDir string) string {
+	return filepath.Join(rootDir, "admin.kubeconfig")
+}
+
+// PostStartFunc runs once the API server serves requests. It gets a loopback
+// config with full privileges; /readyz stays false until it returns, so the hub
+// only reports ready when the fleet topology is in place.
+type PostStartFunc func(ctx context.Context, loopback *rest.Config) error
+
+// kcp initialises process-global state (feature gates, metrics) while building
+// options; several hubs in one process must not race on it.
+var globalOptionsLock sync.Mutex
+
+// Run starts kcp and blocks until ctx is cancelled and the server has stopped.
+func Run(ctx context.Context, opts Options, postStart PostStartFunc) error {
+	kcpOpts, err := kcpOptions(opts)
+	if err != nil {
+		return err
+	}
+	if err := logsapiv1.ValidateAndApply(kcpOpts.Server.GenericControlPlane.Logs, kcpfeatures.DefaultFeatureGate); err != nil {
+		return err
+	}
+	rest.SetDefaultWarningHandler(rest.NoWarnings{})
+
+	completed, err := kcpOpts.Complete(ctx)
+	if err != nil {
+		return err
+	}
+	if errs := completed.Validate(); len(errs) > 0 {
+		return utilerrors.NewAggregate(errs)
+	}
+	config, err := kcpserver.NewConfig(ctx, completed.Server)
+	if err != nil {
+		return err
+	}
+	completedConfig, err := config.Complete()
+	if err != nil {
+		return err
+	}
+
+	// etcd gets its own context so that it stops only after the API server has
+	// drained; storage decorators need it before NewServer.
+	etcdCtx, stopEtcd := context.WithCancel(context.Background())
+	defer stopEtcd()
+	if completedConfig.EmbeddedEtcd.Config != nil {
+		if err := embeddedetcd.NewServer(completedConfig.EmbeddedEtcd).Run(etcdCtx); err != nil {
+			return fmt.Errorf("starting embedded etcd in %s: %w", opts.RootDir, err)
+		}
+	}
+
+	s, err := kcpserver.NewServer(completedConfig)
+	if err != nil {
+		return err
+	}
+	if postStart != nil {
+		err := s.AddPostStartHook("fleet-bootstrap", func(hookCtx genericapiserver.PostStartHookContext) error {
+			// Root workspace types and RBAC must exist before we build on them.
+			s.WaitForPhase1Finished()
+			return postStart(hookCtx.Context, rest.CopyConfig(hookCtx.LoopbackClientConfig))
+		})
+		if err != nil {
+			return err
+		}
+	}
+	klog.FromContext(ctx).Info("starting kcp", "rootDir", opts.RootDir, "address", net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.SecurePort)))
+	return s.Run(ctx)
+}
+
+func kcpOptions(opts Options) (*kcpoptions.Options, error) {
+	bind := net.ParseIP(opts.BindAddress)
+	if bind == nil {
+		return nil, fmt.Errorf("--bind-address %q is not an IP address", opts.BindAddress)
+	}
+	globalOptionsLock.Lock()
+	defer globalOptionsLock.Unlock()
+
+	o := kcpoptions.NewOptions(opts.RootDir)
+	o.Generic.RootDirectory = opts.RootDir
+	cp := &o.Server.GenericControlPlane
+	cp.Logs.Verbosity = logsapiv1.VerbosityLevel(opts.LogVerbosity)
+	cp.SecureServing.BindAddress = bind
+	cp.SecureServing.BindPort = opts.SecurePort
+	cp.GenericServerRunOptions.ExternalHost = opts.ExternalHostname
+	if len(opts.EtcdServers) > 0 {
+		cp.Etcd.StorageConfig.Transport.ServerList = opts.EtcdServers
+	}
+	o.Server.EmbeddedEtcd.ClientPort = strconv.Itoa(opts.EmbeddedEtcdClientPort)
+	o.Server.EmbeddedEtcd.PeerPort = strconv.Itoa(opts.EmbeddedEtcdPeerPort)
+	return o, nil
+}
