@@ -19,7 +19,7 @@ FLEET_PORT ?= 6443
 
 TEST_TIMEOUT ?= 40m
 
-.PHONY: all build generate verify test test-unit test-e2e run bench lint clean
+.PHONY: all build cluster-bins generate verify test test-unit test-e2e run bench lint clean
 
 all: build
 
@@ -28,6 +28,14 @@ build:
 	$(GO) build -o $(BIN)/fleet-hub ./cmd/fleet-hub
 	$(GO) build -o $(BIN)/kubectl-fleet ./cmd/kubectl-fleet
 	ln -sf kubectl-fleet $(BIN)/kubectl-ws
+
+## cluster-bins: etcd (and, for local member clusters, kube-apiserver & co.)
+## built from their Go modules in the separate module test/cluster
+CLUSTER_BINS := $(BIN)/etcd
+cluster-bins: $(CLUSTER_BINS)
+
+$(BIN)/etcd: test/cluster/go.mod test/cluster/cmd/etcd/main.go
+	cd test/cluster && $(GO) build -o $@ ./cmd/etcd
 
 $(CONTROLLER_GEN):
 	GOBIN=$(BIN) $(GO) install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
@@ -52,7 +60,7 @@ test: build test-unit test-e2e
 test-unit:
 	$(GO) test ./apis/... ./cmd/... ./config/... ./workspaces/...
 
-test-e2e: build
+test-e2e: build cluster-bins
 	# -p 1: one suite at a time (they are heavy) and streamed output.
 	FLEET_BIN_DIR=$(BIN) $(GO) test -p 1 ./test/e2e/... -timeout $(TEST_TIMEOUT) -count=1 -v -ginkgo.v -ginkgo.no-color
 
