@@ -23,19 +23,36 @@ TEST_TIMEOUT ?= 40m
 
 all: build
 
-## build: compile fleet-hub and kubectl-fleet (also linked as kubectl-ws) into ./bin
+## build: compile fleet-hub, fleet-syncer and kubectl-fleet (also linked as kubectl-ws) into ./bin
 build:
 	$(GO) build -o $(BIN)/fleet-hub ./cmd/fleet-hub
+	$(GO) build -o $(BIN)/fleet-syncer ./cmd/fleet-syncer
 	$(GO) build -o $(BIN)/kubectl-fleet ./cmd/kubectl-fleet
 	ln -sf kubectl-fleet $(BIN)/kubectl-ws
 
-## cluster-bins: etcd (and, for local member clusters, kube-apiserver & co.)
-## built from their Go modules in the separate module test/cluster
-CLUSTER_BINS := $(BIN)/etcd
+## cluster-bins: what a local member cluster runs (test/localcluster): etcd,
+## kube-apiserver, kube-controller-manager and kube-scheduler built from the
+## separate module test/cluster, plus kwok and its Stage configs
+KWOK_VERSION := v0.8.0
+# kwok's own stages (kustomize/stage in its module): nodes become Ready and keep
+# heart-beating, pods become Ready, Job pods complete, deleted pods go away.
+KWOK_STAGES := node/fast/node-initialize.yaml node/heartbeat/node-heartbeat.yaml \
+	pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml
+K8S_BINS := $(addprefix $(BIN)/,etcd kube-apiserver kube-controller-manager kube-scheduler)
+CLUSTER_BINS := $(K8S_BINS) $(BIN)/kwok $(BIN)/kwok-stages.yaml
 cluster-bins: $(CLUSTER_BINS)
 
-$(BIN)/etcd: test/cluster/go.mod test/cluster/cmd/etcd/main.go
-	cd test/cluster && $(GO) build -o $@ ./cmd/etcd
+$(K8S_BINS): $(BIN)/%: test/cluster/cmd/%/main.go test/cluster/go.mod test/cluster/go.sum
+	cd test/cluster && $(GO) build -o $@ ./cmd/$*
+
+$(BIN)/kwok:
+	GOBIN=$(BIN) $(GO) install sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
+
+# Copied from the module cache at build time rather than committed.
+$(BIN)/kwok-stages.yaml:
+	dir=$$($(GO) mod download -json sigs.k8s.io/kwok@$(KWOK_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p') && \
+	for f in $(KWOK_STAGES); do echo "---"; cat "$$dir/kustomize/stage/$$f"; done > $@.tmp
+	mv $@.tmp $@
 
 $(CONTROLLER_GEN):
 	GOBIN=$(BIN) $(GO) install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
@@ -43,7 +60,7 @@ $(CONTROLLER_GEN):
 ## generate: deepcopy, CRDs (controller-gen) and kcp APIResourceSchemas/APIExports (config/schemagen)
 generate: $(CONTROLLER_GEN)
 	$(CONTROLLER_GEN) object paths=./apis/...
-	rm -rf config/crds && $(CONTROLLER_GEN) crd paths=./apis/... output:crd:dir=config/crds
+	rm -f config/crds/*.yaml && $(CONTROLLER_GEN) crd paths=./apis/... output:crd:dir=config/crds
 	rm -f config/fleet/apiresourceschemas-*.yaml config/fleet/apiexport-*.yaml
 	$(GO) run ./config/schemagen -crds config/crds -out config/fleet
 
@@ -58,7 +75,7 @@ verify: generate
 test: build test-unit test-e2e
 
 test-unit:
-	$(GO) test ./apis/... ./cmd/... ./config/... ./workspaces/...
+	$(GO) test ./apis/... ./cmd/... ./config/... ./workspaces/... ./controllers/... ./syncer/...
 
 test-e2e: build cluster-bins
 	# -p 1: one suite at a time (they are heavy) and streamed output.

@@ -52,6 +52,7 @@ Stop the hub with Ctrl-C; its state survives a restart.
 
 func newStartCommand() *cobra.Command {
 	opts := server.DefaultOptions()
+	ctrlOpts := defaultControllerOptions()
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Start the hub and bootstrap the fleet workspaces",
@@ -67,6 +68,9 @@ a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconf
 				if err := bootstrap.Run(ctx, loopback); err != nil {
 					return err
 				}
+				if err := startControllers(ctx, loopback, ctrlOpts); err != nil {
+					return err
+				}
 				printNextSteps(cmd.OutOrStdout(), opts)
 				return nil
 			})
@@ -80,6 +84,8 @@ a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconf
 	f.StringSliceVar(&opts.EtcdServers, "etcd-servers", opts.EtcdServers, "external etcd endpoints (e.g. http://127.0.0.1:2379); empty runs an embedded etcd in --root-dir")
 	f.IntVar(&opts.EmbeddedEtcdClientPort, "embedded-etcd-client-port", opts.EmbeddedEtcdClientPort, "client port of the embedded etcd")
 	f.IntVar(&opts.EmbeddedEtcdPeerPort, "embedded-etcd-peer-port", opts.EmbeddedEtcdPeerPort, "peer port of the embedded etcd")
+	f.DurationVar(&ctrlOpts.UnhealthyThreshold, "cluster-unhealthy-threshold", ctrlOpts.UnhealthyThreshold, "how long a member cluster may miss heartbeats before it is reported unhealthy and no longer scheduled to")
+	f.DurationVar(&ctrlOpts.ForceDeleteWait, "force-delete-wait-time", ctrlOpts.ForceDeleteWait, "how long removing a member cluster waits for its syncer to confirm before its hub state is deleted anyway")
 	f.IntVarP(&opts.LogVerbosity, "v", "v", opts.LogVerbosity, "log verbosity")
 	return cmd
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/join"
 	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/ws"
 )
 
@@ -21,6 +22,10 @@ func NewCommand() *cobra.Command {
 		SilenceUsage: true,
 	}
 	flags.AddFlags(cmd.PersistentFlags())
-	cmd.AddCommand(ws.NewCommand(flags, streams))
+	cmd.AddCommand(
+		ws.NewCommand(flags, streams),
+		join.NewJoinCommand(flags, streams),
+		join.NewUnjoinCommand(flags, streams),
+	)
 	return cmd
 }

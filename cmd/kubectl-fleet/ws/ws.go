@@ -171,7 +171,13 @@ func (o *options) use(ctx context.Context, arg string) error {
 	if err := writeConfig(o.flags.ToRawKubeConfigLoader().ConfigAccess(), cfg); err != nil {
 		return err
 	}
-	return o.current(false)
+	// Print from cfg: the loader caches the kubeconfig it read before the write.
+	now, err := currentWorkspace(cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.streams.Out, "Current workspace is %q.\n", now.path)
+	return nil
 }
 
 // checkExists looks the workspace up in its parent so that a typo is reported
@@ -216,13 +222,13 @@ func (o *options) create(ctx context.Context, name, wsType string, enter, ignore
 		typePath, typeName := logicalcluster.NewPath(wsType).Split()
 		ws.Spec.Type = &tenancyv1alpha1.WorkspaceTypeReference{Path: typePath.String(), Name: tenancyv1alpha1.WorkspaceTypeName(typeName)}
 	}
-	_, err = c.TenancyV1alpha1().Workspaces().Create(ctx, ws, metav1.CreateOptions{})
+	created, err := c.TenancyV1alpha1().Workspaces().Create(ctx, ws, metav1.CreateOptions{})
 	switch {
 	case apierrors.IsAlreadyExists(err) && ignoreExisting:
 	case err != nil:
 		return fmt.Errorf("creating workspace %q in %q: %w", name, cur.path, err)
 	default:
-		fmt.Fprintf(o.streams.Out, "Workspace %q (type %s) created. Waiting for it to be ready...\n", name, typeOrDefault(wsType))
+		fmt.Fprintf(o.streams.Out, "Workspace %q (type %s) created. Waiting for it to be ready...\n", name, typeName(created))
 	}
 	if err := waitReady(ctx, c, name, o.streams.ErrOut); err != nil {
 		return err
@@ -234,11 +240,11 @@ func (o *options) create(ctx context.Context, name, wsType string, enter, ignore
 	return o.use(ctx, cur.path.Join(name).String())
 }
 
-func typeOrDefault(t string) string {
-	if t == "" {
+func typeName(ws *tenancyv1alpha1.Workspace) string {
+	if ws.Spec.Type == nil {
 		return "default"
 	}
-	return t
+	return logicalcluster.NewPath(ws.Spec.Type.Path).Join(string(ws.Spec.Type.Name)).String()
 }
 
 // waitReady polls until the workspace is Ready, printing phase changes so a

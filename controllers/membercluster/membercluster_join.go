@@ -1,0 +1,121 @@
+package membercluster
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+)
+
+func namespaceFor(member string) string {
+	return fmt.Sprintf(clusterv1beta1.NamespaceNameFormat, member)
+}
+
+// join makes sure the member's hub side exists: its reserved namespace, the
+// RBAC that lets its syncer (spec.identity) read its Work and report status in
+// that namespace only, and the InternalMemberCluster asking it to join.
+func (r *Reconciler) join(ctx context.Context, mc *clusterv1beta1.MemberCluster) (*clusterv1beta1.InternalMemberCluster, error) {
+	ns, err := r.ensureNamespace(ctx, mc)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.ensureRBAC(ctx, mc, ns); err != nil {
+		return nil, err
+	}
+	return r.ensureIMC(ctx, mc, ns, clusterv1beta1.ClusterStateJoin)
+}
+
+func (r *Reconciler) ensureNamespace(ctx context.Context, mc *clusterv1beta1.MemberCluster) (string, error) {
+	name := namespaceFor(mc.Name)
+	ns := &corev1.Namespace{}
+	err := r.Client.Get(ctx, client.ObjectKey{Name: name}, ns)
+	if err == nil {
+		return name, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return "", err
+	}
+	ns = &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name:   name,
+		Labels: map[string]string{clusterv1beta1.FleetResourceLabelKey: "true"},
+	}}
+	if err := controllerutil.SetControllerReference(mc, ns, r.Client.Scheme()); err != nil {
+		return "", err
+	}
+	if err := r.Client.Create(ctx, ns); ignoreAlreadyExists(err) != nil {
+		return "", fmt.Errorf("creating namespace %s for member cluster %s: %w", name, mc.Name, err)
+	}
+	r.Recorder.Eventf(mc, corev1.EventTypeNormal, "NamespaceCreated", "Created namespace %s for the member's Work", name)
+	return name, nil
+}
+
+// syncerRules is everything a member's syncer may do on the hub, and only in
+// its own namespace.
+var syncerRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{placementv1beta1.GroupVersion.Group}, Resources: []string{"works"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+	{APIGroups: []string{placementv1beta1.GroupVersion.Group}, Resources: []string{"works/status"}, Verbs: []string{"get", "update", "patch"}},
+	{APIGroups: []string{clusterv1beta1.GroupVersion.Group}, Resources: []string{"internalmemberclusters"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{clusterv1beta1.GroupVersion.Group}, Resources: []string{"internalmemberclusters/status"}, Verbs: []string{"get", "update", "patch"}},
+	{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+}
+
+func (r *Reconciler) ensureRBAC(ctx context.Context, mc *clusterv1beta1.MemberCluster, ns string) error {
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf(clusterv1beta1.RoleNameFormat, mc.Name), Namespace: ns}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, role, func() error {
+		role.Rules = syncerRules
+		return controllerutil.SetControllerReference(mc, role, r.Client.Scheme())
+	}); err != nil {
+		return fmt.Errorf("granting member cluster %s access to %s: %w", mc.Name, ns, err)
+	}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf(clusterv1beta1.RoleBindingNameFormat, mc.Name), Namespace: ns}}
+	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, binding, func() error {
+		wantRef := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name}
+		if binding.CreationTimestamp.IsZero() {
+			binding.RoleRef = wantRef
+		} else if !equality.Semantic.DeepEqual(binding.RoleRef, wantRef) {
+			return fmt.Errorf("RoleBinding %s/%s refers to %s %s; delete it so that it is recreated", ns, binding.Name, binding.RoleRef.Kind, binding.RoleRef.Name)
+		}
+		binding.Subjects = []rbacv1.Subject{mc.Spec.Identity}
+		return controllerutil.SetControllerReference(mc, binding, r.Client.Scheme())
+	})
+	if err != nil {
+		return fmt.Errorf("binding member cluster %s's identity in %s: %w", mc.Name, ns, err)
+	}
+	return nil
+}
+
+// ensureIMC creates the InternalMemberCluster or updates its desired state;
+// its status belongs to the syncer and is never written here.
+func (r *Reconciler) ensureIMC(ctx context.Context, mc *clusterv1beta1.MemberCluster, ns string, state clusterv1beta1.ClusterState) (*clusterv1beta1.InternalMemberCluster, error) {
+	imc := &clusterv1beta1.InternalMemberCluster{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: mc.Name}, imc)
+	if apierrors.IsNotFound(err) {
+		imc = &clusterv1beta1.InternalMemberCluster{
+			ObjectMeta: metav1.ObjectMeta{Name: mc.Name, Namespace: ns},
+			Spec:       clusterv1beta1.InternalMemberClusterSpec{State: state, HeartbeatPeriodSeconds: mc.Spec.HeartbeatPeriodSeconds},
+		}
+		if err := controllerutil.SetControllerReference(mc, imc, r.Client.Scheme()); err != nil {
+			return nil, err
+		}
+		return imc, r.Client.Create(ctx, imc)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if imc.Spec.State == state && imc.Spec.HeartbeatPeriodSeconds == mc.Spec.HeartbeatPeriodSeconds {
+		return imc, nil
+	}
+	patch := client.MergeFrom(imc.DeepCopy())
+	imc.Spec.State = state
+	imc.Spec.HeartbeatPeriodSeconds = mc.Spec.HeartbeatPeriodSeconds
+	return imc, r.Client.Patch(ctx, imc, patch)
+}

@@ -1,0 +1,154 @@
+// Package agent wires the syncer: a controller manager against the member's
+// namespace in the hub's platform workspace, and a client and watch cache for
+// the member cluster. All connections are outbound from the member's side.
+package agent
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/config/crds"
+	"github.com/fleetplane/fleetplane/syncer/membership"
+	"github.com/fleetplane/fleetplane/syncer/properties"
+	"github.com/fleetplane/fleetplane/syncer/workapplier"
+)
+
+// Options configure a syncer.
+type Options struct {
+	// Hub points at the hub's platform workspace (…/clusters/root:fleet).
+	Hub *rest.Config
+	// Member is the member cluster.
+	Member *rest.Config
+	// MemberName is the name of the MemberCluster on the hub.
+	MemberName string
+	// Properties collects the member's properties.
+	Properties properties.Provider
+}
+
+// cacheSyncTimeout is long: while the hub is unreachable the syncer waits
+// (and changes nothing on the member) rather than give up.
+const cacheSyncTimeout = time.Hour
+
+// Run runs the syncer until ctx ends.
+func Run(ctx context.Context, opts Options) error {
+	scheme, err := newScheme()
+	if err != nil {
+		return err
+	}
+	namespace := fmt.Sprintf(clusterv1beta1.NamespaceNameFormat, opts.MemberName)
+	log := ctrl.LoggerFrom(ctx).WithValues("member", opts.MemberName)
+
+	member, err := cluster.New(opts.Member, func(o *cluster.Options) { o.Scheme = scheme })
+	if err != nil {
+		return fmt.Errorf("connecting to the member cluster: %w", err)
+	}
+	direct, err := client.New(opts.Member, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	if err := installAppliedWorkCRD(ctx, direct); err != nil {
+		return err
+	}
+
+	mgr, err := ctrl.NewManager(opts.Hub, ctrl.Options{
+		Scheme:                 scheme,
+		Logger:                 log,
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{namespace: {}}},
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{CacheSyncTimeout: cacheSyncTimeout},
+	})
+	if err != nil {
+		return fmt.Errorf("connecting to the hub: %w", err)
+	}
+	if err := mgr.Add(member); err != nil {
+		return err
+	}
+
+	startErr := opts.Properties.Start(ctx, opts.Member)
+	if startErr != nil {
+		log.Error(startErr, "property provider did not start; heartbeats go on without properties")
+	}
+	if err := (&membership.Reconciler{
+		Hub: mgr.GetClient(), MemberName: opts.MemberName, Namespace: namespace,
+		Properties: opts.Properties, ProviderStartErr: startErr,
+	}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&workapplier.Reconciler{
+		Hub: mgr.GetClient(), Member: member, MemberName: opts.MemberName, Namespace: namespace,
+	}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	log.Info("syncer starting", "hub", opts.Hub.Host, "namespace", namespace)
+	return mgr.Start(ctx)
+}
+
+func newScheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, clusterv1beta1.AddToScheme, placementv1beta1.AddToScheme} {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// installAppliedWorkCRD makes sure the member serves AppliedWork, the record
+// of what the syncer applied, and waits until it is established.
+func installAppliedWorkCRD(ctx context.Context, c client.Client) error {
+	want, err := crds.AppliedWork()
+	if err != nil {
+		return err
+	}
+	existing := &apiextensionsv1.CustomResourceDefinition{}
+	err = c.Get(ctx, client.ObjectKeyFromObject(want), existing)
+	switch {
+	case client.IgnoreNotFound(err) != nil:
+		return fmt.Errorf("reading the AppliedWork CRD on the member cluster: %w", err)
+	case err != nil:
+		if err := c.Create(ctx, want); err != nil {
+			return fmt.Errorf("installing the AppliedWork CRD on the member cluster: %w", err)
+		}
+	default:
+		existing.Spec = want.Spec
+		if err := c.Update(ctx, existing); err != nil {
+			return fmt.Errorf("updating the AppliedWork CRD on the member cluster: %w", err)
+		}
+	}
+	return waitEstablished(ctx, c, want.Name)
+}
+
+func waitEstablished(ctx context.Context, reader client.Reader, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := reader.Get(ctx, client.ObjectKey{Name: name}, crd); err == nil {
+			for _, c := range crd.Status.Conditions {
+				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+					return nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the AppliedWork CRD was not established on the member cluster: %w", ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

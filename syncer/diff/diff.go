@@ -1,0 +1,157 @@
+// Package diff compares what the hub asks for with what a member cluster has.
+// A partial comparison looks only at the fields the hub manifest sets; a full
+// comparison also reports fields that exist only on the member.
+package diff
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Detail is one difference, at a JSON pointer path.
+type Detail struct {
+	Path     string
+	InMember string
+	InHub    string
+}
+
+// comparedMetadata are the metadata fields a manifest may set; the rest of
+// metadata is the member cluster's.
+var comparedMetadata = map[string]bool{"labels": true, "annotations": true}
+
+// Compare returns the differences between hub (the manifest) and member (the
+// live object). With full set, fields only the member has are reported too.
+// Status and server-set metadata are never compared, nor are labels and
+// annotations in the Kubernetes and fleet domains.
+func Compare(hub, member *unstructured.Unstructured, full bool) []Detail {
+	var out []Detail
+	for key, hv := range hub.Object {
+		switch key {
+		case "status", "apiVersion", "kind":
+			continue
+		case "metadata":
+			out = append(out, compareMetadata(hv, member.Object["metadata"], full)...)
+			continue
+		}
+		out = append(out, compare("/"+escape(key), hv, member.Object[key], full)...)
+	}
+	if full {
+		for key, mv := range member.Object {
+			if _, ok := hub.Object[key]; !ok && key != "status" && key != "metadata" {
+				out = append(out, Detail{Path: "/" + escape(key), InMember: render(mv)})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+func compareMetadata(hub, member any, full bool) []Detail {
+	hm, _ := hub.(map[string]any)
+	mm, _ := member.(map[string]any)
+	var out []Detail
+	for key := range comparedMetadata {
+		hv, _ := hm[key].(map[string]any)
+		mv, _ := mm[key].(map[string]any)
+		out = append(out, compare("/metadata/"+key, userKeys(hv), userKeys(mv), full)...)
+	}
+	return out
+}
+
+// userKeys drops keys in reserved domains: other controllers and the fleet
+// itself write those on the member.
+func userKeys(m map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		if strings.Contains(k, "kubernetes.io/") || strings.Contains(k, "k8s.io/") || strings.Contains(k, "kubernetes-fleet.io/") {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func compare(path string, hub, member any, full bool) []Detail {
+	switch h := hub.(type) {
+	case map[string]any:
+		m, ok := member.(map[string]any)
+		if !ok {
+			return []Detail{{Path: path, InHub: render(hub), InMember: render(member)}}
+		}
+		var out []Detail
+		for k, hv := range h {
+			mv, present := m[k]
+			if !present {
+				if hv == nil {
+					continue
+				}
+				out = append(out, Detail{Path: path + "/" + escape(k), InHub: render(hv)})
+				continue
+			}
+			out = append(out, compare(path+"/"+escape(k), hv, mv, full)...)
+		}
+		if full {
+			for k, mv := range m {
+				if _, ok := h[k]; !ok {
+					out = append(out, Detail{Path: path + "/" + escape(k), InMember: render(mv)})
+				}
+			}
+		}
+		return out
+	case []any:
+		m, ok := member.([]any)
+		if !ok || len(m) != len(h) {
+			return []Detail{{Path: path, InHub: render(hub), InMember: render(member)}}
+		}
+		var out []Detail
+		for i := range h {
+			out = append(out, compare(path+"/"+strconv.Itoa(i), h[i], m[i], full)...)
+		}
+		return out
+	default:
+		if equalScalars(hub, member) {
+			return nil
+		}
+		return []Detail{{Path: path, InHub: render(hub), InMember: render(member)}}
+	}
+}
+
+// equalScalars treats numbers as equal by value: JSON decoding yields int64
+// on one side and float64 on the other.
+func equalScalars(a, b any) bool {
+	fa, aNum := number(a)
+	fb, bNum := number(b)
+	if aNum && bNum {
+		return fa == fb
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return 0, false
+}
+
+func render(v any) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+// escape encodes a key for a JSON pointer (RFC 6901).
+func escape(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}

@@ -1,0 +1,134 @@
+package workapplier
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+)
+
+// ensureAppliedWork returns the member-side record of the Work, creating it
+// before anything is applied so that every applied object has an owner.
+func (r *Reconciler) ensureAppliedWork(ctx context.Context, work *placementv1beta1.Work) (*placementv1beta1.AppliedWork, error) {
+	aw := &placementv1beta1.AppliedWork{}
+	err := r.Member.GetClient().Get(ctx, client.ObjectKey{Name: work.Name}, aw)
+	if err == nil {
+		return aw, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading AppliedWork %s on the member cluster: %w", work.Name, err)
+	}
+	aw = &placementv1beta1.AppliedWork{
+		ObjectMeta: metav1.ObjectMeta{Name: work.Name},
+		Spec:       placementv1beta1.AppliedWorkSpec{WorkName: work.Name, WorkNamespace: work.Namespace},
+	}
+	if err := r.Member.GetClient().Create(ctx, aw); err != nil {
+		return nil, fmt.Errorf("creating AppliedWork %s on the member cluster: %w", work.Name, err)
+	}
+	return aw, nil
+}
+
+type objectKey struct {
+	group, kind, namespace, name string
+}
+
+func keyOf(id placementv1beta1.WorkResourceIdentifier) objectKey {
+	return objectKey{id.Group, id.Kind, id.Namespace, id.Name}
+}
+
+// removeStale deletes what this Work applied before but no longer contains.
+// Only objects that still name this AppliedWork as owner are touched; an
+// object shared with other owners only loses our owner reference.
+func (r *Reconciler) removeStale(ctx context.Context, aw *placementv1beta1.AppliedWork, ms []*manifest) error {
+	current := map[objectKey]bool{}
+	for _, m := range ms {
+		if m.obj != nil {
+			current[keyOf(m.id)] = true
+		}
+	}
+	for _, res := range aw.Status.AppliedResources {
+		if current[keyOf(res.WorkResourceIdentifier)] {
+			continue
+		}
+		if err := r.release(ctx, aw, res.WorkResourceIdentifier); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) release(ctx context.Context, aw *placementv1beta1.AppliedWork, id placementv1beta1.WorkResourceIdentifier) error {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(schema.GroupVersionKind{Group: id.Group, Version: id.Version, Kind: id.Kind})
+	c := r.Member.GetClient()
+	if err := c.Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	var kept []metav1.OwnerReference
+	ours := false
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.UID == aw.UID {
+			ours = true
+			continue
+		}
+		kept = append(kept, ref)
+	}
+	switch {
+	case !ours:
+		return nil
+	case len(kept) > 0:
+		patch := client.MergeFrom(obj.DeepCopy())
+		obj.SetOwnerReferences(kept)
+		return client.IgnoreNotFound(c.Patch(ctx, obj, patch))
+	default:
+		return client.IgnoreNotFound(c.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+	}
+}
+
+// recordApplied keeps the AppliedWork's list of applied objects current. A
+// manifest that failed this time but was applied before stays on the list,
+// so that it is still cleaned up if it is later removed from the Work.
+func (r *Reconciler) recordApplied(ctx context.Context, aw *placementv1beta1.AppliedWork, ms []*manifest) error {
+	previous := map[objectKey]placementv1beta1.AppliedResourceMeta{}
+	for _, res := range aw.Status.AppliedResources {
+		previous[keyOf(res.WorkResourceIdentifier)] = res
+	}
+	var applied []placementv1beta1.AppliedResourceMeta
+	for _, m := range ms {
+		switch {
+		case m.applied.ok && m.live != nil:
+			applied = append(applied, placementv1beta1.AppliedResourceMeta{WorkResourceIdentifier: m.id, UID: m.live.GetUID()})
+		case m.obj != nil:
+			if res, ok := previous[keyOf(m.id)]; ok {
+				applied = append(applied, res)
+			}
+		}
+	}
+	if equality.Semantic.DeepEqual(applied, aw.Status.AppliedResources) {
+		return nil
+	}
+	aw.Status.AppliedResources = applied
+	return r.Member.GetClient().Status().Update(ctx, aw)
+}
+
+// cleanUp runs when a Work is deleted on the hub: deleting its AppliedWork
+// lets the member's garbage collector remove every object it owns alone.
+func (r *Reconciler) cleanUp(ctx context.Context, work *placementv1beta1.Work) error {
+	if !controllerutil.ContainsFinalizer(work, placementv1beta1.WorkFinalizer) {
+		return nil
+	}
+	aw := &placementv1beta1.AppliedWork{ObjectMeta: metav1.ObjectMeta{Name: work.Name}}
+	if err := r.Member.GetClient().Delete(ctx, aw, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting AppliedWork %s on the member cluster: %w", work.Name, err)
+	}
+	controllerutil.RemoveFinalizer(work, placementv1beta1.WorkFinalizer)
+	return r.Hub.Update(ctx, work)
+}

@@ -1,0 +1,189 @@
+// Package workapplier applies the Work of the syncer's member cluster: it
+// watches Work in the member's namespace on the hub, applies the manifests to
+// the member cluster (client-side or server-side), records what it applied in
+// an AppliedWork on the member, tracks availability and reports per-manifest
+// and Work-level status back to the hub.
+package workapplier
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+)
+
+// ControllerName names this controller in logs and events.
+const ControllerName = "fleet-work-applier"
+
+// Reconciler applies Works. Hub is the client of the hub workspace (cached,
+// scoped to the member's namespace); Member is the member cluster.
+type Reconciler struct {
+	Hub        client.Client
+	Member     cluster.Cluster
+	MemberName string
+	Namespace  string
+
+	tracker *tracker
+}
+
+// SetupWithManager registers the controller on the hub manager. Member-side
+// changes of applied objects reach it through watches the tracker adds as
+// kinds are first applied.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	c, err := ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		// Our own status writes must not trigger another round.
+		For(&placementv1beta1.Work{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionStarted{}))).
+		// Joining or leaving changes what every Work should do.
+		Watches(&clusterv1beta1.InternalMemberCluster{}, handler.EnqueueRequestsFromMapFunc(r.allWorks),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: 4,
+			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, time.Minute),
+		}).
+		Build(r)
+	if err != nil {
+		return err
+	}
+	r.tracker = newTracker(c, r.Member, r.Namespace)
+	return nil
+}
+
+// deletionStarted passes updates that set the deletion timestamp.
+type deletionStarted struct{ predicate.Funcs }
+
+func (deletionStarted) Update(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetDeletionTimestamp().IsZero() && !e.ObjectNew.GetDeletionTimestamp().IsZero()
+}
+
+func (r *Reconciler) allWorks(ctx context.Context, _ client.Object) []reconcile.Request {
+	works := &placementv1beta1.WorkList{}
+	if err := r.Hub.List(ctx, works, client.InNamespace(r.Namespace)); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(works.Items))
+	for _, w := range works.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: w.Namespace, Name: w.Name}})
+	}
+	return out
+}
+
+// Reconcile applies one Work, or cleans up after it when it is deleted.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	work := &placementv1beta1.Work{}
+	if err := r.Hub.Get(ctx, req.NamespacedName, work); err != nil {
+		// A Work that is simply gone (e.g. the member left and its namespace
+		// was removed) leaves everything applied in place.
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	joined, err := r.joined(ctx)
+	if err != nil || !joined {
+		return ctrl.Result{}, err
+	}
+	if !work.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.cleanUp(ctx, work)
+	}
+	if controllerutil.AddFinalizer(work, placementv1beta1.WorkFinalizer) {
+		if err := r.Hub.Update(ctx, work); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	aw, err := r.ensureAppliedWork(ctx, work)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+
+	manifests := decode(work)
+	a := &applier{member: r.Member.GetClient(), owner: ownerRef(aw), strategy: strategyOf(work)}
+	for _, wave := range inWaves(manifests) {
+		for _, m := range wave {
+			a.apply(ctx, m)
+			if m.live != nil && m.applied.ok {
+				if err := r.tracker.track(ctx, m.live.GroupVersionKind()); err != nil {
+					return ctrl.Result{}, err
+				}
+			}
+			assessAvailability(m)
+		}
+	}
+	if err := r.removeStale(ctx, aw, manifests); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.recordApplied(ctx, aw, manifests); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.writeStatus(ctx, work, manifests); err != nil {
+		return ctrl.Result{}, err
+	}
+	if failed := countFailed(manifests); failed > 0 {
+		// Retried with backoff: a namespace or CRD may arrive later, a
+		// conflict may be resolved.
+		return ctrl.Result{}, fmt.Errorf("%d of %d manifests of Work %s could not be applied", failed, len(manifests), work.Name)
+	}
+	return ctrl.Result{}, nil
+}
+
+// joined tells whether the hub currently wants this member in the fleet.
+func (r *Reconciler) joined(ctx context.Context) (bool, error) {
+	imc := &clusterv1beta1.InternalMemberCluster{}
+	err := r.Hub.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: r.MemberName}, imc)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil && imc.Spec.State == clusterv1beta1.ClusterStateJoin, err
+}
+
+func strategyOf(work *placementv1beta1.Work) placementv1beta1.ApplyStrategy {
+	s := placementv1beta1.ApplyStrategy{}
+	if work.Spec.ApplyStrategy != nil {
+		s = *work.Spec.ApplyStrategy
+	}
+	if s.Type == "" {
+		s.Type = placementv1beta1.ApplyStrategyTypeClientSideApply
+	}
+	if s.WhenToTakeOver == "" {
+		s.WhenToTakeOver = placementv1beta1.WhenToTakeOverTypeAlways
+	}
+	if s.ComparisonOption == "" {
+		s.ComparisonOption = placementv1beta1.ComparisonOptionTypePartialComparison
+	}
+	return s
+}
+
+func countFailed(ms []*manifest) int {
+	n := 0
+	for _, m := range ms {
+		if !m.applied.ok {
+			n++
+		}
+	}
+	return n
+}
+
+// writeStatus updates the Work's status on the hub when it changed.
+func (r *Reconciler) writeStatus(ctx context.Context, work *placementv1beta1.Work, ms []*manifest) error {
+	status := buildStatus(work, ms, metav1.Now())
+	if equality.Semantic.DeepEqual(status, work.Status) {
+		return nil
+	}
+	work.Status = status
+	return r.Hub.Status().Update(ctx, work)
+}
