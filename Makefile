@@ -27,6 +27,7 @@ all: build
 build:
 	$(GO) build -o $(BIN)/fleet-hub ./cmd/fleet-hub
 	$(GO) build -o $(BIN)/fleet-syncer ./cmd/fleet-syncer
+	$(GO) build -o $(BIN)/fleet-dev ./cmd/fleet-dev
 	$(GO) build -o $(BIN)/kubectl-fleet ./cmd/kubectl-fleet
 	ln -sf kubectl-fleet $(BIN)/kubectl-ws
 
@@ -42,14 +43,20 @@ K8S_BINS := $(addprefix $(BIN)/,etcd kube-apiserver kube-controller-manager kube
 CLUSTER_BINS := $(K8S_BINS) $(BIN)/kwok $(BIN)/kwok-stages.yaml
 cluster-bins: $(CLUSTER_BINS)
 
+# -X stamps the version they report (/version, `kubectl version`, user
+# agents): a plain go build says v0.0.0-master+$$Format:%H$$, which kubectl
+# cannot parse.
+K8S_VERSION_PKGS := k8s.io/component-base/version k8s.io/client-go/pkg/version
 $(K8S_BINS): $(BIN)/%: test/cluster/cmd/%/main.go test/cluster/go.mod test/cluster/go.sum
-	cd test/cluster && $(GO) build -o $@ ./cmd/$*
+	cd test/cluster && v=$$($(GO) list -m -f '{{.Version}}' k8s.io/kubernetes) && minor=$${v#v1.} && \
+	$(GO) build -o $@ -ldflags "$(foreach p,$(K8S_VERSION_PKGS),-X $(p).gitVersion=$$v -X $(p).gitMajor=1 -X $(p).gitMinor=$${minor%%.*})" ./cmd/$*
 
 $(BIN)/kwok:
 	GOBIN=$(BIN) $(GO) install sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
 
 # Copied from the module cache at build time rather than committed.
 $(BIN)/kwok-stages.yaml:
+	mkdir -p $(BIN)
 	dir=$$($(GO) mod download -json sigs.k8s.io/kwok@$(KWOK_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p') && \
 	for f in $(KWOK_STAGES); do echo "---"; cat "$$dir/kustomize/stage/$$f"; done > $@.tmp
 	mv $@.tmp $@
@@ -81,9 +88,10 @@ test-e2e: build cluster-bins
 	# -p 1: one suite at a time (they are heavy) and streamed output.
 	FLEET_BIN_DIR=$(BIN) $(GO) test -p 1 ./test/e2e/... -timeout $(TEST_TIMEOUT) -count=1 -v -ginkgo.v -ginkgo.no-color
 
-## run: start the hub (state in .fleet/) and print how to use it
-run: build
-	$(BIN)/fleet-hub start --root-dir $(FLEET_ROOT) --secure-port $(FLEET_PORT)
+## run: start the hub (state in .fleet/) and 3 local member clusters with their
+## syncers, print the fleet and how to use it; Ctrl-C stops everything
+run: build cluster-bins
+	$(BIN)/fleet-dev --root-dir $(FLEET_ROOT) --secure-port $(FLEET_PORT) --members 3
 
 clean:
 	rm -rf $(BIN) _output

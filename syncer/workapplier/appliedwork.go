@@ -119,15 +119,26 @@ func (r *Reconciler) recordApplied(ctx context.Context, aw *placementv1beta1.App
 	return r.Member.GetClient().Status().Update(ctx, aw)
 }
 
-// cleanUp runs when a Work is deleted on the hub: deleting its AppliedWork
-// lets the member's garbage collector remove every object it owns alone.
+// cleanUp runs when a Work is deleted on the hub: every object the Work
+// applied is removed (or, if shared with other owners, released), then its
+// AppliedWork. The owner references would let the member's garbage collector
+// do the same, but it may take a while to notice a freshly installed kind.
 func (r *Reconciler) cleanUp(ctx context.Context, work *placementv1beta1.Work) error {
 	if !controllerutil.ContainsFinalizer(work, placementv1beta1.WorkFinalizer) {
 		return nil
 	}
-	aw := &placementv1beta1.AppliedWork{ObjectMeta: metav1.ObjectMeta{Name: work.Name}}
-	if err := r.Member.GetClient().Delete(ctx, aw, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting AppliedWork %s on the member cluster: %w", work.Name, err)
+	aw := &placementv1beta1.AppliedWork{}
+	err := r.Member.GetClient().Get(ctx, client.ObjectKey{Name: work.Name}, aw)
+	if client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("reading AppliedWork %s on the member cluster: %w", work.Name, err)
+	}
+	if err == nil {
+		if err := r.removeStale(ctx, aw, nil); err != nil {
+			return err
+		}
+		if err := r.Member.GetClient().Delete(ctx, aw, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting AppliedWork %s on the member cluster: %w", work.Name, err)
+		}
 	}
 	controllerutil.RemoveFinalizer(work, placementv1beta1.WorkFinalizer)
 	return r.Hub.Update(ctx, work)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/kcp-dev/embeddedetcd"
 	kcpoptions "github.com/kcp-dev/kcp/cmd/kcp/options"
@@ -55,6 +56,9 @@ func DefaultOptions() Options {
 func AdminKubeconfigPath(rootDir string) string {
 	return filepath.Join(rootDir, "admin.kubeconfig")
 }
+
+// shutdownWatchGrace is how long a stopping hub lets watches drain.
+const shutdownWatchGrace = 5 * time.Second
 
 // PostStartFunc runs once the API server serves requests. It gets a loopback
 // config with full privileges; /readyz stays false until it returns, so the hub
@@ -135,6 +139,9 @@ func kcpOptions(opts Options) (*kcpoptions.Options, error) {
 	cp.SecureServing.BindAddress = bind
 	cp.SecureServing.BindPort = opts.SecurePort
 	cp.GenericServerRunOptions.ExternalHost = opts.ExternalHostname
+	// Close open watches (every syncer holds some) on shutdown instead of
+	// waiting for the request timeout: SIGTERM then stops the hub in seconds.
+	cp.GenericServerRunOptions.ShutdownWatchTerminationGracePeriod = shutdownWatchGrace
 	if len(opts.EtcdServers) > 0 {
 		cp.Etcd.StorageConfig.Transport.ServerList = opts.EtcdServers
 	}

@@ -41,6 +41,10 @@ type HubOptions struct {
 	RootDir string
 	// EtcdServers runs the hub on an external etcd instead of the embedded one.
 	EtcdServers []string
+	// Args are further fleet-hub start flags.
+	Args []string
+	// Port is the hub's HTTPS port; 0 picks a free one.
+	Port int
 }
 
 // Hub is a running fleet-hub process.
@@ -63,6 +67,9 @@ func StartHub(ctx context.Context, opts HubOptions) (*Hub, error) {
 		return nil, err
 	}
 	h := &Hub{opts: opts, port: ports[0], etcdPort: ports[1], LogPath: filepath.Join(opts.RootDir, "hub.log")}
+	if opts.Port != 0 {
+		h.port = opts.Port
+	}
 	if err := os.MkdirAll(opts.RootDir, 0o700); err != nil {
 		return nil, err
 	}
@@ -79,6 +86,7 @@ func (h *Hub) start(ctx context.Context, peerPort int) error {
 	for _, s := range h.opts.EtcdServers {
 		args = append(args, "--etcd-servers", s)
 	}
+	args = append(args, h.opts.Args...)
 	log, err := os.OpenFile(h.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
@@ -162,6 +170,11 @@ func (h *Hub) Restart(ctx context.Context) error {
 	if err := h.Stop(); err != nil {
 		return err
 	}
+	return h.Start(ctx)
+}
+
+// Start starts a stopped hub again on its API and etcd client ports.
+func (h *Hub) Start(ctx context.Context) error {
 	ports, err := FreePorts(1)
 	if err != nil {
 		return err

@@ -1,6 +1,14 @@
 package framework
 
-import "k8s.io/apimachinery/pkg/util/rand"
+import (
+	"os"
+
+	"k8s.io/apimachinery/pkg/util/rand"
+)
 
 // RandomSuffix is a short lowercase suffix for per-spec names.
 func RandomSuffix() string { return rand.String(6) }
+
+// KeepArtifacts is set by FLEET_E2E_KEEP=1: suites then keep their state
+// directories (hub and syncer logs, member clusters) even when they pass.
+func KeepArtifacts() bool { return os.Getenv("FLEET_E2E_KEEP") == "1" }

@@ -24,7 +24,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() {
 		// Keep the hub's state and log when something failed.
-		if !CurrentSpecReport().Failed() {
+		if !CurrentSpecReport().Failed() && !framework.KeepArtifacts() {
 			os.RemoveAll(dir)
 		}
 	})

@@ -1,0 +1,135 @@
+// Command fleet-dev runs a complete Fleetplane on this machine for
+// development and demos: the hub (bin/fleet-hub) and local member clusters
+// (real kube-apiserver, controller manager, scheduler and kwok nodes), each
+// joined with `kubectl fleet join --run`. `make run` starts it.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
+	"github.com/fleetplane/fleetplane/test/localcluster"
+)
+
+func main() {
+	if err := newCommand().Execute(); err != nil {
+		os.Exit(1)
+	}
+}
+
+// localMembers are the demo fleet: regions and environments like the
+// documentation's examples, and different sizes so that property-based
+// scheduling has something to choose from.
+var localMembers = []framework.MemberSpec{
+	{Name: "member-1", Labels: map[string]string{"region": "eastus", "env": "prod"}, Nodes: nodes("m1", 2, "4", "16Gi")},
+	{Name: "member-2", Labels: map[string]string{"region": "westus", "env": "prod"}, Nodes: nodes("m2", 3, "8", "32Gi")},
+	{Name: "member-3", Labels: map[string]string{"region": "eastus", "env": "canary"}, Nodes: nodes("m3", 1, "2", "8Gi")},
+	{Name: "member-4", Labels: map[string]string{"region": "westeurope", "env": "staging"}, Nodes: nodes("m4", 2, "2", "8Gi")},
+}
+
+func nodes(prefix string, n int, cpu, memory string) []localcluster.NodeSpec {
+	var out []localcluster.NodeSpec
+	for i := 0; i < n; i++ {
+		out = append(out, localcluster.NodeSpec{Name: fmt.Sprintf("%s-node-%d", prefix, i), CPU: cpu, Memory: memory})
+	}
+	return out
+}
+
+func newCommand() *cobra.Command {
+	var (
+		rootDir string
+		port    int
+		members int
+	)
+	cmd := &cobra.Command{
+		Use:          "fleet-dev",
+		Short:        "Run a hub and local member clusters until interrupted",
+		SilenceUsage: true,
+		Args:         cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if members < 0 || members > len(localMembers) {
+				return fmt.Errorf("--members must be between 0 and %d", len(localMembers))
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return run(ctx, rootDir, port, localMembers[:members])
+		},
+	}
+	cmd.Flags().StringVar(&rootDir, "root-dir", ".fleet", "state of the hub, the member clusters and their syncers")
+	cmd.Flags().IntVar(&port, "secure-port", 6443, "the hub's HTTPS port")
+	cmd.Flags().IntVar(&members, "members", 3, "how many local member clusters to start")
+	return cmd
+}
+
+func run(ctx context.Context, rootDir string, port int, specs []framework.MemberSpec) error {
+	rootDir, err := filepath.Abs(rootDir)
+	if err != nil {
+		return err
+	}
+	say("Starting the hub (log: %s)...", filepath.Join(rootDir, "hub.log"))
+	hub, err := framework.StartHub(ctx, framework.HubOptions{RootDir: rootDir, Port: port})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		say("Stopping the hub...")
+		_ = hub.Stop()
+	}()
+
+	say("Starting %d local member clusters and their syncers...", len(specs))
+	members, err := hub.StartMembers(ctx, filepath.Join(rootDir, "members"), specs)
+	defer func() {
+		for _, m := range members {
+			say("Stopping %s...", m.Name)
+			_ = m.Stop()
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	printFleet(hub)
+	printNextSteps(hub, members)
+	<-ctx.Done()
+	return nil
+}
+
+func say(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+}
+
+// printFleet shows the members as an admin sees them.
+func printFleet(hub *framework.Hub) {
+	cmd := exec.Command("kubectl", "--kubeconfig", hub.KubeconfigPath(), "--server", hub.Config("root:fleet").Host, "get", "memberclusters")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		say("(kubectl get memberclusters failed: %v)", err)
+	}
+}
+
+func printNextSteps(hub *framework.Hub, members []*framework.Member) {
+	bin, _ := filepath.Abs(framework.BinDir())
+	fmt.Printf(`
+Fleetplane is running: a hub and %d member clusters. In another shell:
+
+  export KUBECONFIG=%s
+  export PATH=%s:$PATH
+  kubectl ws :root:fleet && kubectl get memberclusters     # the fleet
+  kubectl ws :root:teams && kubectl ws create team-a --enter
+  kubectl apply -f config/samples/team-a/                  # a Deployment and its placements
+  kubectl get crp,rp -A
+
+Member clusters' kubeconfigs:
+`, len(members), hub.KubeconfigPath(), bin)
+	for _, m := range members {
+		fmt.Printf("  %-10s %s\n", m.Name, m.Cluster.KubeconfigPath)
+	}
+	fmt.Println("\nPress Ctrl-C to stop everything; the hub's state is kept in its root dir.")
+}

@@ -1,0 +1,119 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/fleetplane/fleetplane/test/localcluster"
+)
+
+// Member is a local member cluster joined to a hub, with its syncer running
+// on this machine (started by `kubectl fleet join --run`).
+type Member struct {
+	Name    string
+	Labels  map[string]string
+	Cluster *localcluster.Cluster
+	// StateDir is join's --state-dir: the syncer's kubeconfig, log and pid.
+	StateDir string
+}
+
+// MemberSpec describes a member to start and join.
+type MemberSpec struct {
+	Name   string
+	Labels map[string]string
+	Nodes  []localcluster.NodeSpec
+}
+
+// StartMembers starts local member clusters and joins each to the hub with the
+// real CLI, one after the other (two cores: starting them in parallel is not
+// faster).
+func (h *Hub) StartMembers(ctx context.Context, dir string, specs []MemberSpec) ([]*Member, error) {
+	var members []*Member
+	for _, spec := range specs {
+		c, err := localcluster.Start(ctx, localcluster.Options{
+			Name: spec.Name, Nodes: spec.Nodes, BinDir: BinDir(), Dir: filepath.Join(dir, spec.Name),
+		})
+		if err != nil {
+			return members, fmt.Errorf("starting member cluster %s: %w", spec.Name, err)
+		}
+		m := &Member{Name: spec.Name, Labels: spec.Labels, Cluster: c, StateDir: filepath.Join(dir, "syncers")}
+		members = append(members, m)
+		if err := h.Join(ctx, m); err != nil {
+			return members, err
+		}
+	}
+	return members, nil
+}
+
+// Join runs `kubectl fleet join --run` for m.
+func (h *Hub) Join(ctx context.Context, m *Member) error {
+	args := []string{"join", m.Name, "--member-kubeconfig", m.Cluster.KubeconfigPath, "--run",
+		"--state-dir", m.StateDir, "--heartbeat-period-seconds", "5"}
+	if len(m.Labels) > 0 {
+		args = append(args, "--labels", joinLabels(m.Labels))
+	}
+	return h.Fleet(ctx, args...)
+}
+
+// Unjoin runs `kubectl fleet unjoin` for m.
+func (h *Hub) Unjoin(ctx context.Context, m *Member) error {
+	return h.Fleet(ctx, "unjoin", m.Name, "--state-dir", m.StateDir)
+}
+
+// Fleet runs the kubectl-fleet plugin against the hub as an admin.
+func (h *Hub) Fleet(ctx context.Context, args ...string) error {
+	cmd := exec.CommandContext(ctx, filepath.Join(BinDir(), "kubectl-fleet"), append(args, "--kubeconfig", h.KubeconfigPath())...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("kubectl fleet %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+func joinLabels(l map[string]string) string {
+	var parts []string
+	for k, v := range l {
+		parts = append(parts, k+"="+v)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+// SyncerHubKubeconfig is the hub credential join minted for m's syncer.
+func (m *Member) SyncerHubKubeconfig() string {
+	return filepath.Join(m.StateDir, m.Name, "hub.kubeconfig")
+}
+
+// StopSyncer kills m's syncer, as if the member lost its agent.
+func (m *Member) StopSyncer() error {
+	raw, err := os.ReadFile(filepath.Join(m.StateDir, m.Name, "syncer.pid"))
+	if err != nil {
+		return err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil {
+		return err
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return syscall.Kill(pid, 0) != nil, nil
+	})
+}
+
+// Stop stops m's syncer (if running) and its cluster.
+func (m *Member) Stop() error {
+	_ = m.StopSyncer()
+	return m.Cluster.Stop()
+}

@@ -1,0 +1,109 @@
+package members
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+)
+
+func ctx() context.Context { return context.Background() }
+
+func workAvailable(g Gomega, w *placementv1beta1.Work) {
+	got := &placementv1beta1.Work{}
+	g.Expect(fleetClient().Get(ctx(), client.ObjectKeyFromObject(w), got)).To(Succeed())
+	g.Expect(condition(got.Status.Conditions, placementv1beta1.WorkConditionTypeAvailable).Status).To(Equal(metav1.ConditionTrue))
+}
+
+var _ = Describe("Heartbeats", Serial, func() {
+	It("mark a member unhealthy when its syncer stops, and healthy again when it is back", func() {
+		m := member("member-2")
+		Expect(m.StopSyncer()).To(Succeed())
+		Eventually(func(g Gomega) {
+			health := condition(getMember(g, m.Name).Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterHealthy)
+			g.Expect(health.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(health.Reason).To(Equal(clusterv1beta1.ReasonMemberAgentHeartbeatLost))
+		}, timeout, interval).Should(Succeed())
+
+		Expect(hub.Join(ctx(), m)).To(Succeed())
+		Eventually(func(g Gomega) {
+			health := condition(getMember(g, m.Name).Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterHealthy)
+			g.Expect(health.Status).To(Equal(metav1.ConditionTrue))
+		}, timeout, interval).Should(Succeed())
+	})
+})
+
+var _ = Describe("An unreachable hub", Serial, func() {
+	It("leaves applied objects alone, and the syncer resumes without re-applying unchanged ones", func() {
+		m := member("member-1")
+		fc, mc := fleetClient(), memberClient(m)
+		work := newWork(m.Name, "survives-outage", namespace("outage"), configMap("outage", "kept", map[string]string{"k": "v"}))
+		Expect(fc.Create(ctx(), work)).To(Succeed())
+		Eventually(func(g Gomega) { workAvailable(g, work) }, timeout, interval).Should(Succeed())
+		before := &corev1.ConfigMap{}
+		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: "outage", Name: "kept"}, before)).To(Succeed())
+
+		By("stopping the hub")
+		Expect(hub.Stop()).To(Succeed())
+		Consistently(func(g Gomega) {
+			cm := &corev1.ConfigMap{}
+			g.Expect(mc.Get(ctx(), client.ObjectKey{Namespace: "outage", Name: "kept"}, cm)).To(Succeed())
+			g.Expect(cm.ResourceVersion).To(Equal(before.ResourceVersion))
+		}, 10*time.Second, time.Second).Should(Succeed())
+
+		By("starting the hub again")
+		Expect(hub.Start(ctx())).To(Succeed())
+		// A heartbeat after the restart shows the syncer is back.
+		restarted := time.Now()
+		Eventually(func(g Gomega) {
+			mcStatus := getMember(g, m.Name).Status
+			g.Expect(mcStatus.AgentStatus).NotTo(BeEmpty())
+			g.Expect(mcStatus.AgentStatus[0].LastReceivedHeartbeat.Time).To(BeTemporally(">", restarted))
+		}, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) { workAvailable(g, work) }, timeout, interval).Should(Succeed())
+		after := &corev1.ConfigMap{}
+		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: "outage", Name: "kept"}, after)).To(Succeed())
+		Expect(after.ResourceVersion).To(Equal(before.ResourceVersion), "an unchanged object must not be written again")
+	})
+})
+
+var _ = Describe("Leaving and joining again", Serial, Ordered, func() {
+	It("leaves: the hub removes the member's namespace, the member keeps what was placed", func() {
+		member3 := member("member-3")
+		fc, mc := fleetClient(), memberClient(member3)
+		work := newWork(member3.Name, "before-leaving", namespace("left-behind"), configMap("left-behind", "kept", nil))
+		Expect(fc.Create(ctx(), work)).To(Succeed())
+		Eventually(func(g Gomega) { workAvailable(g, work) }, timeout, interval).Should(Succeed())
+
+		Expect(hub.Unjoin(ctx(), member3)).To(Succeed())
+		Expect(apierrors.IsNotFound(fc.Get(ctx(), client.ObjectKey{Name: member3.Name}, &clusterv1beta1.MemberCluster{}))).To(BeTrue())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(fc.Get(ctx(), client.ObjectKey{Name: "fleet-member-" + member3.Name}, &corev1.Namespace{}))
+		}, timeout, interval).Should(BeTrue())
+		Consistently(func() error {
+			return mc.Get(ctx(), client.ObjectKey{Namespace: "left-behind", Name: "kept"}, &corev1.ConfigMap{})
+		}, 5*time.Second, time.Second).Should(Succeed())
+	})
+
+	It("joins again and takes the same Work back without losing anything", func() {
+		member3 := member("member-3")
+		fc, mc := fleetClient(), memberClient(member3)
+		Expect(hub.Join(ctx(), member3)).To(Succeed())
+		Eventually(func(g Gomega) {
+			joined := condition(getMember(g, member3.Name).Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterJoined)
+			g.Expect(joined.Status).To(Equal(metav1.ConditionTrue))
+		}, timeout, interval).Should(Succeed())
+		again := newWork(member3.Name, "before-leaving", namespace("left-behind"), configMap("left-behind", "kept", nil))
+		Expect(fc.Create(ctx(), again)).To(Succeed())
+		Eventually(func(g Gomega) { workAvailable(g, again) }, timeout, interval).Should(Succeed())
+		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: "left-behind", Name: "kept"}, &corev1.ConfigMap{})).To(Succeed())
+	})
+})

@@ -1,0 +1,112 @@
+package members
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
+	"github.com/fleetplane/fleetplane/test/localcluster"
+)
+
+// The suite runs one hub and three real member clusters with their syncers.
+var (
+	hub     *framework.Hub
+	members []*framework.Member
+	scheme  = runtime.NewScheme()
+)
+
+func TestMembers(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Member clusters suite")
+}
+
+func init() {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1beta1.AddToScheme, placementv1beta1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			panic(err)
+		}
+	}
+}
+
+func nodes(prefix string, n int, cpu, memory string, labels map[string]string) []localcluster.NodeSpec {
+	var out []localcluster.NodeSpec
+	for i := 0; i < n; i++ {
+		out = append(out, localcluster.NodeSpec{Name: prefix + "-" + string(rune('a'+i)), CPU: cpu, Memory: memory, Labels: labels})
+	}
+	return out
+}
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	dir, err := os.MkdirTemp("", "fleet-members-e2e-")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() {
+		if !CurrentSpecReport().Failed() && !framework.KeepArtifacts() {
+			os.RemoveAll(dir)
+		}
+	})
+	hub, err = framework.StartHub(ctx, framework.HubOptions{
+		RootDir: filepath.Join(dir, "hub"),
+		// Short enough for the specs to watch a member go unhealthy and leave.
+		Args: []string{"--cluster-unhealthy-threshold", "15s", "--force-delete-wait-time", "1m"},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(hub.Stop()).To(Succeed()) })
+
+	members, err = hub.StartMembers(ctx, dir, []framework.MemberSpec{
+		{Name: "member-1", Labels: map[string]string{"region": "eastus", "env": "prod"}, Nodes: nodes("m1", 2, "4", "16Gi", map[string]string{"zone": "1"})},
+		{Name: "member-2", Labels: map[string]string{"region": "westus", "env": "prod"}, Nodes: nodes("m2", 3, "8", "32Gi", nil)},
+		{Name: "member-3", Labels: map[string]string{"region": "eastus", "env": "canary"}, Nodes: nodes("m3", 1, "2", "8Gi", nil)},
+	})
+	DeferCleanup(func() {
+		for _, m := range members {
+			_ = m.Stop()
+		}
+	})
+	Expect(err).NotTo(HaveOccurred())
+}, NodeTimeout(10*60e9))
+
+// fleetClient is an admin client for root:fleet.
+func fleetClient() client.Client {
+	c, err := hub.Client("root:fleet", scheme)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return c
+}
+
+func memberClient(m *framework.Member) client.Client {
+	c, err := client.New(m.Cluster.Config(), client.Options{Scheme: scheme})
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return c
+}
+
+func member(name string) *framework.Member {
+	for _, m := range members {
+		if m.Name == name {
+			return m
+		}
+	}
+	Fail("no member " + name)
+	return nil
+}
+
+// newWork builds a Work for a member from objects.
+func newWork(memberName, name string, objs ...any) *placementv1beta1.Work {
+	w := &placementv1beta1.Work{}
+	w.Name = name
+	w.Namespace = "fleet-member-" + memberName
+	for _, o := range objs {
+		raw, err := json.Marshal(o)
+		ExpectWithOffset(1, err).NotTo(HaveOccurred())
+		w.Spec.Workload.Manifests = append(w.Spec.Workload.Manifests, placementv1beta1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}})
+	}
+	return w
+}

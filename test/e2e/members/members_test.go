@@ -1,0 +1,276 @@
+package members
+
+import (
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+)
+
+const (
+	timeout  = 2 * time.Minute
+	interval = 250 * time.Millisecond
+)
+
+func getMember(g Gomega, name string) *clusterv1beta1.MemberCluster {
+	mc := &clusterv1beta1.MemberCluster{}
+	g.Expect(fleetClient().Get(ctx(), client.ObjectKey{Name: name}, mc)).To(Succeed())
+	return mc
+}
+
+func condition(conds []metav1.Condition, t string) metav1.Condition {
+	if c := meta.FindStatusCondition(conds, t); c != nil {
+		return *c
+	}
+	return metav1.Condition{}
+}
+
+// expectedUsage computes, independently of the syncer, what the member's
+// nodes and running pods imply.
+func expectedUsage(g Gomega, m client.Client) (nodes int, capacityCPU, availableCPU, allocatableMemory resource.Quantity) {
+	nl := &corev1.NodeList{}
+	g.Expect(m.List(ctx(), nl)).To(Succeed())
+	pl := &corev1.PodList{}
+	g.Expect(m.List(ctx(), pl)).To(Succeed())
+	for _, n := range nl.Items {
+		capacityCPU.Add(n.Status.Capacity[corev1.ResourceCPU])
+		availableCPU.Add(n.Status.Allocatable[corev1.ResourceCPU])
+		allocatableMemory.Add(n.Status.Allocatable[corev1.ResourceMemory])
+	}
+	for _, p := range pl.Items {
+		if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		for _, c := range p.Spec.Containers {
+			availableCPU.Sub(c.Resources.Requests[corev1.ResourceCPU])
+		}
+	}
+	return len(nl.Items), capacityCPU, availableCPU, allocatableMemory
+}
+
+var _ = Describe("Joined member clusters", func() {
+	It("are Joined and Healthy with the properties their nodes and pods imply", func() {
+		for _, m := range members {
+			By(m.Name)
+			mc := memberClient(m)
+			dc := discovery.NewDiscoveryClientForConfigOrDie(m.Cluster.Config())
+			version, err := dc.ServerVersion()
+			Expect(err).NotTo(HaveOccurred())
+			Eventually(func(g Gomega) {
+				status := getMember(g, m.Name).Status
+				g.Expect(condition(status.Conditions, clusterv1beta1.ConditionTypeMemberClusterJoined).Status).To(Equal(metav1.ConditionTrue))
+				g.Expect(condition(status.Conditions, clusterv1beta1.ConditionTypeMemberClusterHealthy).Status).To(Equal(metav1.ConditionTrue))
+				n, capCPU, availCPU, allocMem := expectedUsage(g, mc)
+				g.Expect(status.Properties[clusterv1beta1.NodeCountProperty].Value).To(Equal(fmt.Sprint(n)))
+				g.Expect(status.Properties[clusterv1beta1.K8sVersionProperty].Value).To(Equal(version.GitVersion))
+				g.Expect(status.ResourceUsage.Capacity.Cpu().Cmp(capCPU)).To(BeZero(), "capacity cpu %s vs %s", status.ResourceUsage.Capacity.Cpu(), &capCPU)
+				g.Expect(status.ResourceUsage.Allocatable.Memory().Cmp(allocMem)).To(BeZero())
+				g.Expect(status.ResourceUsage.Available.Cpu().Cmp(availCPU)).To(BeZero(), "available cpu %s vs %s", status.ResourceUsage.Available.Cpu(), &availCPU)
+			}, timeout, interval).Should(Succeed())
+		}
+	})
+
+	It("report less available CPU once pods request it", func() {
+		m := member("member-2")
+		mc := memberClient(m)
+		before := getMember(Default, m.Name).Status.ResourceUsage.Available.Cpu().DeepCopy()
+		Expect(mc.Create(ctx(), namespace("cpu-eater"))).To(Succeed())
+		Expect(mc.Create(ctx(), deployment("cpu-eater", "eater", 3, "1500m"))).To(Succeed())
+		DeferCleanup(func() { _ = mc.Delete(ctx(), namespace("cpu-eater")) })
+		want := before.DeepCopy()
+		want.Sub(resource.MustParse("4500m"))
+		Eventually(func(g Gomega) {
+			got := getMember(g, m.Name).Status.ResourceUsage.Available.Cpu()
+			g.Expect(got.Cmp(want)).To(BeZero(), "available cpu %s, want %s", got, &want)
+		}, timeout, interval).Should(Succeed())
+	})
+})
+
+var _ = Describe("Applying Work", func() {
+	It("applies a Namespace, ConfigMap, Deployment and Service and reports them Available once the Deployment really is", func() {
+		m := member("member-1")
+		fc := fleetClient()
+		work := newWork(m.Name, "web-app",
+			namespace("web"),
+			configMap("web", "settings", map[string]string{"greeting": "hello"}),
+			deployment("web", "web", 3, "100m"),
+			service("web", "web", 80),
+		)
+		Expect(fc.Create(ctx(), work)).To(Succeed())
+
+		mc := memberClient(m)
+		Eventually(func(g Gomega) {
+			w := &placementv1beta1.Work{}
+			g.Expect(fc.Get(ctx(), client.ObjectKeyFromObject(work), w)).To(Succeed())
+			g.Expect(condition(w.Status.Conditions, placementv1beta1.WorkConditionTypeApplied).Reason).To(Equal(placementv1beta1.WorkAllManifestsAppliedReason))
+			available := condition(w.Status.Conditions, placementv1beta1.WorkConditionTypeAvailable)
+			g.Expect(available.Status).To(Equal(metav1.ConditionTrue), "%+v", available)
+			g.Expect(available.ObservedGeneration).To(Equal(w.Generation))
+			g.Expect(w.Status.ManifestConditions).To(HaveLen(4))
+			for _, c := range w.Status.ManifestConditions {
+				g.Expect(condition(c.Conditions, placementv1beta1.WorkConditionTypeAvailable).Reason).To(Equal(placementv1beta1.AvailabilityResultAvailable), "%+v", c.Identifier)
+			}
+			// Available only because the replicas really are.
+			d := &appsv1.Deployment{}
+			g.Expect(mc.Get(ctx(), client.ObjectKey{Namespace: "web", Name: "web"}, d)).To(Succeed())
+			g.Expect(d.Status.AvailableReplicas).To(BeEquivalentTo(3))
+		}, timeout, interval).Should(Succeed())
+
+		cm := &corev1.ConfigMap{}
+		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: "web", Name: "settings"}, cm)).To(Succeed())
+		Expect(cm.Data).To(HaveKeyWithValue("greeting", "hello"))
+		Expect(cm.OwnerReferences).To(ContainElement(HaveField("Kind", "AppliedWork")))
+		Expect(cm.Annotations).To(HaveKey(placementv1beta1.LastAppliedConfigAnnotation))
+	})
+
+	It("keeps a Work unavailable while its Deployment cannot run, and available once it can", func() {
+		m := member("member-1")
+		fc := fleetClient()
+		stuck := deployment("stuck", "stuck", 2, "100m")
+		stuck.Spec.Template.Spec.NodeSelector = map[string]string{"no-such-node": "true"}
+		work := newWork(m.Name, "stuck-app", namespace("stuck"), stuck)
+		Expect(fc.Create(ctx(), work)).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			w := &placementv1beta1.Work{}
+			g.Expect(fc.Get(ctx(), client.ObjectKeyFromObject(work), w)).To(Succeed())
+			g.Expect(condition(w.Status.Conditions, placementv1beta1.WorkConditionTypeApplied).Status).To(Equal(metav1.ConditionTrue))
+			available := condition(w.Status.Conditions, placementv1beta1.WorkConditionTypeAvailable)
+			g.Expect(available.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(available.Reason).To(Equal(placementv1beta1.WorkNotAllManifestsAvailableReason))
+			g.Expect(condition(w.Status.ManifestConditions[1].Conditions, placementv1beta1.WorkConditionTypeAvailable).Reason).To(Equal(placementv1beta1.AvailabilityResultNotYetAvailable))
+		}, timeout, interval).Should(Succeed())
+		Consistently(func(g Gomega) {
+			w := &placementv1beta1.Work{}
+			g.Expect(fc.Get(ctx(), client.ObjectKeyFromObject(work), w)).To(Succeed())
+			g.Expect(condition(w.Status.Conditions, placementv1beta1.WorkConditionTypeAvailable).Status).To(Equal(metav1.ConditionFalse))
+		}, 5*time.Second, time.Second).Should(Succeed())
+
+		By("letting the Deployment schedule")
+		Eventually(func() error {
+			w := &placementv1beta1.Work{}
+			if err := fc.Get(ctx(), client.ObjectKeyFromObject(work), w); err != nil {
+				return err
+			}
+			fixed := newWork(m.Name, "stuck-app", namespace("stuck"), deployment("stuck", "stuck", 2, "100m"))
+			w.Spec = fixed.Spec
+			return fc.Update(ctx(), w)
+		}, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) {
+			w := &placementv1beta1.Work{}
+			g.Expect(fc.Get(ctx(), client.ObjectKeyFromObject(work), w)).To(Succeed())
+			available := condition(w.Status.Conditions, placementv1beta1.WorkConditionTypeAvailable)
+			g.Expect(available.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(available.ObservedGeneration).To(Equal(w.Generation))
+		}, timeout, interval).Should(Succeed())
+	})
+
+	It("deletes exactly the object whose manifest was removed, and nothing else", func() {
+		m := member("member-3")
+		fc, mc := fleetClient(), memberClient(m)
+		Expect(mc.Create(ctx(), namespace("keep"))).To(Succeed())
+		Expect(mc.Create(ctx(), configMap("keep", "not-placed", map[string]string{"a": "b"}))).To(Succeed())
+		work := newWork(m.Name, "two-configmaps", configMap("keep", "first", nil), configMap("keep", "second", nil))
+		Expect(fc.Create(ctx(), work)).To(Succeed())
+		Eventually(func() error {
+			return mc.Get(ctx(), client.ObjectKey{Namespace: "keep", Name: "second"}, &corev1.ConfigMap{})
+		}, timeout, interval).Should(Succeed())
+
+		Eventually(func() error {
+			w := &placementv1beta1.Work{}
+			if err := fc.Get(ctx(), client.ObjectKeyFromObject(work), w); err != nil {
+				return err
+			}
+			w.Spec.Workload.Manifests = w.Spec.Workload.Manifests[:1]
+			return fc.Update(ctx(), w)
+		}, timeout, interval).Should(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(mc.Get(ctx(), client.ObjectKey{Namespace: "keep", Name: "second"}, &corev1.ConfigMap{}))
+		}, timeout, interval).Should(BeTrue())
+		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: "keep", Name: "first"}, &corev1.ConfigMap{})).To(Succeed())
+		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: "keep", Name: "not-placed"}, &corev1.ConfigMap{})).To(Succeed())
+
+		By("deleting the Work")
+		Expect(fc.Delete(ctx(), work)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(mc.Get(ctx(), client.ObjectKey{Namespace: "keep", Name: "first"}, &corev1.ConfigMap{}))
+		}, timeout, interval).Should(BeTrue())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(fc.Get(ctx(), client.ObjectKeyFromObject(work), &placementv1beta1.Work{}))
+		}, timeout, interval).Should(BeTrue())
+		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: "keep", Name: "not-placed"}, &corev1.ConfigMap{})).To(Succeed())
+	})
+
+	It("fails a bad manifest alone and reports why", func() {
+		m := member("member-2")
+		fc, mc := fleetClient(), memberClient(m)
+		widget := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w", "namespace": "default"}}}
+		badService := service("default", "bad-port", 99999)
+		work := newWork(m.Name, "partly-bad", widget.Object, configMap("default", "good", map[string]string{"ok": "yes"}), badService)
+		Expect(fc.Create(ctx(), work)).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			w := &placementv1beta1.Work{}
+			g.Expect(fc.Get(ctx(), client.ObjectKeyFromObject(work), w)).To(Succeed())
+			applied := condition(w.Status.Conditions, placementv1beta1.WorkConditionTypeApplied)
+			g.Expect(applied.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(applied.Reason).To(Equal(placementv1beta1.WorkNotAllManifestsAppliedReason))
+			g.Expect(w.Status.ManifestConditions).To(HaveLen(3))
+			byOrdinal := map[int]metav1.Condition{}
+			for _, c := range w.Status.ManifestConditions {
+				byOrdinal[c.Identifier.Ordinal] = condition(c.Conditions, placementv1beta1.WorkConditionTypeApplied)
+			}
+			g.Expect(byOrdinal[0].Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(byOrdinal[0].Message).To(ContainSubstring("example.com/v1, Kind=Widget"))
+			g.Expect(byOrdinal[1].Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(byOrdinal[2].Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(byOrdinal[2].Reason).To(Equal(placementv1beta1.ApplyResultFailedToApply))
+			g.Expect(byOrdinal[2].Message).To(ContainSubstring("spec.ports[0].port"))
+		}, timeout, interval).Should(Succeed())
+		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: "default", Name: "good"}, &corev1.ConfigMap{})).To(Succeed())
+	})
+})
+
+var _ = Describe("The syncer's hub credential", func() {
+	It("reads its own member's Work but is refused on another member's namespace and on team workspaces", func() {
+		m := member("member-1")
+		cfg, err := clientcmd.BuildConfigFromFlags("", m.SyncerHubKubeconfig())
+		Expect(err).NotTo(HaveOccurred())
+		syncer, err := client.New(cfg, client.Options{Scheme: scheme})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(syncer.List(ctx(), &placementv1beta1.WorkList{}, client.InNamespace("fleet-member-member-1"))).To(Succeed())
+
+		err = syncer.List(ctx(), &placementv1beta1.WorkList{}, client.InNamespace("fleet-member-member-2"))
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "listing another member's Work: %v", err)
+		err = syncer.Get(ctx(), client.ObjectKey{Namespace: "fleet-member-member-2", Name: "member-2"}, &clusterv1beta1.InternalMemberCluster{})
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "reading another member's InternalMemberCluster: %v", err)
+		err = syncer.List(ctx(), &clusterv1beta1.MemberClusterList{})
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "listing MemberClusters: %v", err)
+
+		team, err := hub.CreateTeamWorkspace(ctx(), "credential-check")
+		Expect(err).NotTo(HaveOccurred())
+		teamCfg := *cfg
+		teamCfg.Host = hub.Config(team).Host
+		inTeam, err := client.New(&teamCfg, client.Options{Scheme: scheme})
+		Expect(err).NotTo(HaveOccurred())
+		err = inTeam.List(ctx(), &corev1.NamespaceList{})
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "listing namespaces in %s: %v", team, err)
+		err = inTeam.List(ctx(), &placementv1beta1.ClusterResourcePlacementList{})
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "listing placements in %s: %v", team, err)
+	})
+})
