@@ -13,13 +13,18 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 	"github.com/fleetplane/fleetplane/test/localcluster"
 )
 
 func main() {
+	// envtest logs through controller-runtime; the clusters' own logs are
+	// in their directories.
+	ctrl.SetLogger(logr.Discard())
 	if err := newCommand().Execute(); err != nil {
 		os.Exit(1)
 	}
