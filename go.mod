@@ -12,9 +12,11 @@ require (
 )
 
 require (
+	github.com/go-logr/logr v1.4.2
 	github.com/kcp-dev/embeddedetcd v1.0.3-0.20250423205017-89d1631077ab
 	github.com/kcp-dev/kcp/sdk v0.28.1
 	github.com/kcp-dev/logicalcluster/v3 v3.0.5
+	github.com/kcp-dev/multicluster-provider v0.2.0
 	github.com/onsi/ginkgo/v2 v2.22.2
 	github.com/onsi/gomega v1.36.2
 	github.com/spf13/cobra v1.9.1
@@ -27,6 +29,7 @@ require (
 	k8s.io/kube-openapi v0.0.0-20241212222426-2c72e554b1e7
 	k8s.io/kubernetes v1.32.3
 	k8s.io/utils v0.0.0-20241210054802-24370beab758
+	sigs.k8s.io/multicluster-runtime v0.20.4-alpha.7
 	sigs.k8s.io/yaml v1.4.0
 )
 
@@ -53,7 +56,6 @@ require (
 	github.com/fsnotify/fsnotify v1.7.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.7.0 // indirect
 	github.com/go-errors/errors v1.4.2 // indirect
-	github.com/go-logr/logr v1.4.2 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-openapi/jsonpointer v0.21.0 // indirect
 	github.com/go-openapi/jsonreference v0.21.0 // indirect

@@ -24,7 +24,12 @@ const (
 	// WorkloadsExport serves apps, batch, core Services, networking, policy,
 	// autoscaling, scheduling and storage kinds into team workspaces.
 	WorkloadsExport = "kubernetes"
+	// TenancyExport serves ClusterGrants; only root:fleet binds it.
+	TenancyExport = "tenancy.fleetplane.io"
 )
+
+// Exports are all APIExports of root:fleet, each bound in root:fleet itself.
+var Exports = []string{ClusterExport, PlacementExport, WorkloadsExport, TenancyExport}
 
 //go:embed *.yaml
 var fs embed.FS

@@ -54,7 +54,7 @@ func run(crdDir, outDir string) error {
 	for _, s := range fleetSchemas {
 		byExport[s.Spec.Group] = append(byExport[s.Spec.Group], s)
 	}
-	for _, name := range []string{fleetconfig.ClusterExport, fleetconfig.PlacementExport, fleetconfig.WorkloadsExport} {
+	for _, name := range fleetconfig.Exports {
 		schemas := byExport[name]
 		if len(schemas) == 0 {
 			return fmt.Errorf("no schemas for export %s", name)
@@ -106,6 +106,9 @@ func fleetSchemas(crdDir string) ([]*apisv1alpha1.APIResourceSchema, error) {
 
 func addServedVersions(crd *apiextensionsv1.CustomResourceDefinition) error {
 	extra := extraServedVersions[crd.Spec.Names.Kind]
+	if len(extra) == 0 {
+		return nil
+	}
 	if len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Name != "v1beta1" {
 		return fmt.Errorf("expected exactly the storage version v1beta1 for %s", crd.Name)
 	}
@@ -116,10 +119,8 @@ func addServedVersions(crd *apiextensionsv1.CustomResourceDefinition) error {
 		served.Storage = false
 		crd.Spec.Versions = append(crd.Spec.Versions, served)
 	}
-	if len(extra) > 0 {
-		// Same schema in every version: the API server only relabels apiVersion.
-		crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
-	}
+	// Same schema in every version: the API server only relabels apiVersion.
+	crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
 	return nil
 }
 

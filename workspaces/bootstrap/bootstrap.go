@@ -57,7 +57,7 @@ func Run(ctx context.Context, loopback *rest.Config) error {
 	if err := fleetconfig.Bootstrap(ctx, fleet.discovery, fleet.dynamic); err != nil {
 		return fmt.Errorf("bootstrapping %s: %w", fleetconfig.Path, err)
 	}
-	for _, b := range []string{fleetconfig.ClusterExport, fleetconfig.PlacementExport, fleetconfig.WorkloadsExport} {
+	for _, b := range fleetconfig.Exports {
 		if err := waitBindingBound(ctx, fleet.kcp, b); err != nil {
 			return err
 		}

@@ -5,18 +5,27 @@ import (
 	"fmt"
 	"time"
 
+	apisv1alpha1 "github.com/kcp-dev/kcp/sdk/apis/apis/v1alpha1"
+	corev1alpha1 "github.com/kcp-dev/kcp/sdk/apis/core/v1alpha1"
 	"github.com/kcp-dev/logicalcluster/v3"
+	"github.com/kcp-dev/multicluster-provider/apiexport"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	fleetconfig "github.com/fleetplane/fleetplane/config/fleet"
 	"github.com/fleetplane/fleetplane/controllers/membercluster"
+	"github.com/fleetplane/fleetplane/controllers/placement"
+	"github.com/fleetplane/fleetplane/workspaces/clients"
 )
 
 // controllerOptions are the hub controllers' settings.
@@ -34,7 +43,10 @@ func defaultControllerOptions() controllerOptions {
 
 func hubScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1beta1.AddToScheme, placementv1beta1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme, clusterv1beta1.AddToScheme, placementv1beta1.AddToScheme, tenancyv1alpha1.AddToScheme,
+		corev1alpha1.AddToScheme, apisv1alpha1.AddToScheme,
+	} {
 		if err := add(s); err != nil {
 			return nil, err
 		}
@@ -42,37 +54,101 @@ func hubScheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
-// startControllers runs the controllers of the platform workspace until ctx
-// ends. It returns once they are set up; errors afterwards are logged.
+// startControllers runs the hub's controllers until ctx ends: the platform
+// workspace's own (member clusters, grants) and the workspace-aware ones that
+// serve placements in every workspace binding the placement API. It returns
+// once they are set up; errors afterwards are logged.
 func startControllers(ctx context.Context, loopback *rest.Config, opts controllerOptions) error {
-	cfg := rest.CopyConfig(loopback)
-	cfg.Host += logicalcluster.NewPath(fleetconfig.Path).RequestPath()
 	scheme, err := hubScheme()
 	if err != nil {
 		return err
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	logger := klog.FromContext(ctx).WithName("controllers")
+	ctrl.SetLogger(logger)
+	fleetCfg := rest.CopyConfig(loopback)
+	fleetCfg.Host += logicalcluster.NewPath(fleetconfig.Path).RequestPath()
+	mgr, err := ctrl.NewManager(fleetCfg, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Logger:                 klog.FromContext(ctx).WithName("controllers"),
+		Logger:                 logger,
 	})
 	if err != nil {
 		return fmt.Errorf("creating the controller manager for %s: %w", fleetconfig.Path, err)
 	}
-	mc := &membercluster.Reconciler{
-		Client:             mgr.GetClient(),
-		Recorder:           mgr.GetEventRecorderFor(membercluster.ControllerName),
-		UnhealthyThreshold: opts.UnhealthyThreshold,
-		ForceDeleteWait:    opts.ForceDeleteWait,
+	vwCfg, err := placementVirtualWorkspace(ctx, fleetCfg, scheme)
+	if err != nil {
+		return err
 	}
-	if err := mc.SetupWithManager(mgr); err != nil {
+	provider, err := apiexport.New(vwCfg, apiexport.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("watching the workspaces that bind %s: %w", fleetconfig.PlacementExport, err)
+	}
+	mcMgr, err := mcmanager.WithMultiCluster(mgr, provider)
+	if err != nil {
+		return err
+	}
+	if err := setupControllers(mcMgr, loopback, scheme, opts); err != nil {
 		return err
 	}
 	go func() {
-		if err := mgr.Start(ctx); err != nil {
-			klog.FromContext(ctx).Error(err, "hub controllers stopped")
+		if err := provider.Run(ctx, mcMgr); err != nil {
+			logger.Error(err, "workspace provider stopped")
+		}
+	}()
+	go func() {
+		if err := mcMgr.Start(ctx); err != nil {
+			logger.Error(err, "hub controllers stopped")
 		}
 	}()
 	return nil
+}
+
+func setupControllers(mgr mcmanager.Manager, loopback *rest.Config, scheme *runtime.Scheme, opts controllerOptions) error {
+	local := mgr.GetLocalManager()
+	mc := &membercluster.Reconciler{
+		Client:             local.GetClient(),
+		Recorder:           local.GetEventRecorderFor(membercluster.ControllerName),
+		UnhealthyThreshold: opts.UnhealthyThreshold,
+		ForceDeleteWait:    opts.ForceDeleteWait,
+	}
+	if err := mc.SetupWithManager(local); err != nil {
+		return err
+	}
+	workspaces := clients.NewFactory(loopback, scheme)
+	for _, namespaced := range []bool{false, true} {
+		r := &placement.Reconciler{Manager: mgr, Workspaces: workspaces, Namespaced: namespaced}
+		if err := r.SetupWithManager(mgr, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// placementVirtualWorkspace returns a config for the placement APIExport's
+// virtual workspace, through which the hub sees placements of every
+// workspace; kcp publishes its URL in the export's endpoint slice.
+func placementVirtualWorkspace(ctx context.Context, fleetCfg *rest.Config, scheme *runtime.Scheme) (*rest.Config, error) {
+	c, err := client.New(fleetCfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	var url string
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		slice := &apisv1alpha1.APIExportEndpointSlice{}
+		if err := c.Get(ctx, client.ObjectKey{Name: fleetconfig.PlacementExport}, slice); err != nil {
+			return false, nil
+		}
+		if len(slice.Status.APIExportEndpoints) == 0 {
+			return false, nil
+		}
+		url = slice.Status.APIExportEndpoints[0].URL
+		return true, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("waiting for the virtual workspace URL of %s: %w", fleetconfig.PlacementExport, err)
+	}
+	cfg := rest.CopyConfig(fleetCfg)
+	cfg.Host = url
+	return cfg, nil
 }

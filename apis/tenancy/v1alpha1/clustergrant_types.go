@@ -1,0 +1,73 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,categories={fleet},shortName=cg
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:JSONPath=`.spec.workspaces`,name="Workspaces",type=string
+// +kubebuilder:printcolumn:JSONPath=`.status.clusterCount`,name="Clusters",type=integer
+// +kubebuilder:printcolumn:JSONPath=`.metadata.creationTimestamp`,name="Age",type=date
+
+// ClusterGrant lets workspaces place onto the member clusters its selector
+// picks. A workspace may use the union of the clusters of every grant that
+// names it; a team workspace no grant names can use no cluster. The platform
+// workspace root:fleet may always use every cluster.
+type ClusterGrant struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec ClusterGrantSpec `json:"spec"`
+
+	// +optional
+	Status ClusterGrantStatus `json:"status,omitempty"`
+}
+
+// ClusterGrantSpec says who may use which clusters.
+type ClusterGrantSpec struct {
+	// Workspaces are workspace paths, e.g. "root:teams:team-a". A path ending
+	// in ":*" matches every workspace below it, e.g. "root:teams:*".
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:Pattern=`^root(:[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(:\*)?$`
+	// +kubebuilder:validation:items:MaxLength=1024
+	// +listType=set
+	Workspaces []string `json:"workspaces"`
+
+	// ClusterSelector picks MemberClusters by label; empty picks all of them.
+	// +optional
+	ClusterSelector *metav1.LabelSelector `json:"clusterSelector,omitempty"`
+}
+
+// ClusterGrantStatus shows what the grant currently covers.
+type ClusterGrantStatus struct {
+	// ClusterCount is the number of member clusters the selector picks.
+	// +optional
+	ClusterCount int32 `json:"clusterCount"`
+
+	// Clusters are the names of those clusters (at most 1000 shown).
+	// +kubebuilder:validation:MaxItems=1000
+	// +optional
+	Clusters []string `json:"clusters,omitempty"`
+
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ClusterGrantList is a list of ClusterGrants.
+type ClusterGrantList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ClusterGrant `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ClusterGrant{}, &ClusterGrantList{})
+}

@@ -1,0 +1,173 @@
+// Package placements holds what every placement controller needs to treat
+// ClusterResourcePlacements and ResourcePlacements alike: the object kinds
+// that belong to each, and lookups of their snapshots and bindings by label.
+package placements
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+)
+
+// Key identifies a placement inside its workspace; Namespace is empty for a
+// ClusterResourcePlacement.
+type Key struct {
+	Namespace, Name string
+}
+
+// KeyOf returns the key of a placement object.
+func KeyOf(p client.Object) Key { return Key{Namespace: p.GetNamespace(), Name: p.GetName()} }
+
+// Cluster reports whether the key is a ClusterResourcePlacement's.
+func (k Key) Cluster() bool { return k.Namespace == "" }
+
+// NamespacedName converts the key for client calls.
+func (k Key) NamespacedName() types.NamespacedName {
+	return types.NamespacedName{Namespace: k.Namespace, Name: k.Name}
+}
+
+func (k Key) String() string {
+	if k.Cluster() {
+		return k.Name
+	}
+	return k.Namespace + "/" + k.Name
+}
+
+// New returns an empty placement object of the key's kind.
+func (k Key) New() placementv1beta1.PlacementObj {
+	if k.Cluster() {
+		return &placementv1beta1.ClusterResourcePlacement{}
+	}
+	return &placementv1beta1.ResourcePlacement{}
+}
+
+// Get reads the placement.
+func Get(ctx context.Context, c client.Reader, k Key) (placementv1beta1.PlacementObj, error) {
+	p := k.New()
+	return p, c.Get(ctx, k.NamespacedName(), p)
+}
+
+// ownedBy selects the objects of a placement by its tracking label, in its
+// namespace for a ResourcePlacement.
+func ownedBy(k Key, extra map[string]string) []client.ListOption {
+	labels := client.MatchingLabels{placementv1beta1.PlacementTrackingLabel: k.Name}
+	for l, v := range extra {
+		labels[l] = v
+	}
+	opts := []client.ListOption{labels}
+	if !k.Cluster() {
+		opts = append(opts, client.InNamespace(k.Namespace))
+	}
+	return opts
+}
+
+// NewResourceSnapshot returns an empty resource snapshot of the key's kind.
+func (k Key) NewResourceSnapshot() placementv1beta1.ResourceSnapshotObj {
+	if k.Cluster() {
+		return &placementv1beta1.ClusterResourceSnapshot{}
+	}
+	return &placementv1beta1.ResourceSnapshot{ObjectMeta: objectMeta(k)}
+}
+
+// NewPolicySnapshot returns an empty policy snapshot of the key's kind.
+func (k Key) NewPolicySnapshot() placementv1beta1.PolicySnapshotObj {
+	if k.Cluster() {
+		return &placementv1beta1.ClusterSchedulingPolicySnapshot{}
+	}
+	return &placementv1beta1.SchedulingPolicySnapshot{ObjectMeta: objectMeta(k)}
+}
+
+// NewBinding returns an empty binding of the key's kind.
+func (k Key) NewBinding() placementv1beta1.BindingObj {
+	if k.Cluster() {
+		return &placementv1beta1.ClusterResourceBinding{}
+	}
+	return &placementv1beta1.ResourceBinding{ObjectMeta: objectMeta(k)}
+}
+
+// ResourceSnapshots lists the placement's resource snapshots (masters and
+// shards); with extra labels, only those matching.
+func ResourceSnapshots(ctx context.Context, c client.Reader, k Key, extra map[string]string) ([]placementv1beta1.ResourceSnapshotObj, error) {
+	var list placementv1beta1.ResourceSnapshotListObj = &placementv1beta1.ResourceSnapshotList{}
+	if k.Cluster() {
+		list = &placementv1beta1.ClusterResourceSnapshotList{}
+	}
+	if err := c.List(ctx, list, ownedBy(k, extra)...); err != nil {
+		return nil, err
+	}
+	return list.GetResourceSnapshotObjs(), nil
+}
+
+// PolicySnapshots lists the placement's policy snapshots.
+func PolicySnapshots(ctx context.Context, c client.Reader, k Key, extra map[string]string) ([]placementv1beta1.PolicySnapshotObj, error) {
+	var list placementv1beta1.PolicySnapshotListObj = &placementv1beta1.SchedulingPolicySnapshotList{}
+	if k.Cluster() {
+		list = &placementv1beta1.ClusterSchedulingPolicySnapshotList{}
+	}
+	if err := c.List(ctx, list, ownedBy(k, extra)...); err != nil {
+		return nil, err
+	}
+	return list.GetPolicySnapshotObjs(), nil
+}
+
+// Bindings lists the placement's bindings.
+func Bindings(ctx context.Context, c client.Reader, k Key) ([]placementv1beta1.BindingObj, error) {
+	var list placementv1beta1.BindingListObj = &placementv1beta1.ResourceBindingList{}
+	if k.Cluster() {
+		list = &placementv1beta1.ClusterResourceBindingList{}
+	}
+	if err := c.List(ctx, list, ownedBy(k, nil)...); err != nil {
+		return nil, err
+	}
+	return list.GetBindingObjs(), nil
+}
+
+var latest = map[string]string{placementv1beta1.IsLatestSnapshotLabel: "true"}
+
+// LatestResourceSnapshot returns the master snapshot of the newest resource
+// snapshot group, or nil if there is none yet.
+func LatestResourceSnapshot(ctx context.Context, c client.Reader, k Key) (placementv1beta1.ResourceSnapshotObj, error) {
+	snaps, err := ResourceSnapshots(ctx, c, k, latest)
+	if err != nil || len(snaps) == 0 {
+		return nil, err
+	}
+	return newestByIndex(snaps, placementv1beta1.ResourceIndexLabel), nil
+}
+
+// LatestPolicySnapshot returns the newest policy snapshot, or nil.
+func LatestPolicySnapshot(ctx context.Context, c client.Reader, k Key) (placementv1beta1.PolicySnapshotObj, error) {
+	snaps, err := PolicySnapshots(ctx, c, k, latest)
+	if err != nil || len(snaps) == 0 {
+		return nil, err
+	}
+	return newestByIndex(snaps, placementv1beta1.PolicyIndexLabel), nil
+}
+
+// newestByIndex picks the highest index; normally only one object carries
+// the latest label, but a crash between two writes can leave two.
+func newestByIndex[T client.Object](objs []T, label string) T {
+	best, bestIdx := objs[0], -1
+	for _, o := range objs {
+		if i, err := Index(o, label); err == nil && i > bestIdx {
+			best, bestIdx = o, i
+		}
+	}
+	return best
+}
+
+// Index reads an index label.
+func Index(o client.Object, label string) (int, error) {
+	v, ok := o.GetLabels()[label]
+	if !ok {
+		return 0, fmt.Errorf("%s has no %s label", o.GetName(), label)
+	}
+	return strconv.Atoi(v)
+}
+
+func objectMeta(k Key) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: k.Namespace} }

@@ -1,0 +1,158 @@
+// Package placement reconciles ClusterResourcePlacements and
+// ResourcePlacements in every workspace that binds the placement API: it
+// resolves the resource selectors in the placement's workspace, keeps the
+// immutable resource and scheduling-policy snapshots current, and folds what
+// the scheduler, the rollout and the member clusters report into the
+// placement's status.
+package placement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
+	mchandler "sigs.k8s.io/multicluster-runtime/pkg/handler"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/controllers/internal/placements"
+	"github.com/fleetplane/fleetplane/workspaces/clients"
+)
+
+// ControllerName names the controllers in logs and events.
+const ControllerName = "fleet-placement"
+
+// Reconciler reconciles one kind of placement (cluster-scoped or namespaced).
+type Reconciler struct {
+	Manager    mcmanager.Manager
+	Workspaces *clients.Factory
+	// Namespaced selects ResourcePlacements instead of ClusterResourcePlacements.
+	Namespaced bool
+}
+
+// SetupWithManager registers the controller for its placement kind.
+// resourceChanges, if set, enqueues placements whose selected resources
+// changed.
+func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, resourceChanges source.TypedSource[mcreconcile.Request]) error {
+	// A key of the right kind: namespaced placements have a namespace.
+	k := r.key("any", "any")
+	name := ControllerName + "-crp"
+	if r.Namespaced {
+		name = ControllerName + "-rp"
+	}
+	b := mcbuilder.ControllerManagedBy(mgr).
+		Named(name).
+		For(k.New(), mcbuilder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		// Scheduling results and binding progress show in the status.
+		Watches(k.NewPolicySnapshot(), mchandler.EnqueueRequestsFromMapFunc(r.toPlacement)).
+		Watches(k.NewBinding(), mchandler.EnqueueRequestsFromMapFunc(r.toPlacement))
+	if resourceChanges != nil {
+		b = b.WatchesRawSource(resourceChanges)
+	}
+	return b.Complete(r)
+}
+
+func (r *Reconciler) key(namespace, name string) placements.Key {
+	if !r.Namespaced {
+		namespace = ""
+	}
+	return placements.Key{Namespace: namespace, Name: name}
+}
+
+// toPlacement maps a snapshot or binding to its placement by tracking label.
+func (r *Reconciler) toPlacement(_ context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[placementv1beta1.PlacementTrackingLabel]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+// Reconcile brings one placement's snapshots and status up to date.
+func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
+	cl, err := r.Manager.GetCluster(ctx, req.ClusterName)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	c := cl.GetClient()
+	k := r.key(req.Namespace, req.Name)
+	p, err := placements.Get(ctx, c, k)
+	if err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	ws, err := r.Workspaces.For(logicalcluster.Name(req.ClusterName))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	recorder := ws.Recorder(c.Scheme(), ControllerName)
+	if !p.GetDeletionTimestamp().IsZero() {
+		return r.delete(ctx, c, p, recorder)
+	}
+	if controllerutil.AddFinalizer(p, finalizer(k)) {
+		if err := c.Update(ctx, p); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+
+	objs, err := (&selector{ws: ws}).selectResources(ctx, k.Namespace, p.GetPlacementSpec().ResourceSelectors)
+	if errors.Is(err, errInvalidSelectors) {
+		recorder.Event(p, "Warning", placementv1beta1.InvalidResourceSelectorsReason, err.Error())
+		return ctrl.Result{}, r.writeStatus(ctx, c, p, invalidSelectorsStatus(p, err))
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	resourceSnap, err := r.ensureResourceSnapshot(ctx, c, p, objs)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("snapshotting the selected resources of %s: %w", k, err)
+	}
+	policySnap, err := r.ensurePolicySnapshot(ctx, c, p)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("snapshotting the scheduling policy of %s: %w", k, err)
+	}
+	bindings, err := placements.Bindings(ctx, c, k)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	status := buildStatus(p, selectedResources(objs), resourceSnap, policySnap, bindings)
+	emitEvents(recorder, p, status)
+	return ctrl.Result{}, r.writeStatus(ctx, c, p, status)
+}
+
+func finalizer(k placements.Key) string {
+	if k.Cluster() {
+		return placementv1beta1.ClusterResourcePlacementCleanupFinalizer
+	}
+	return placementv1beta1.ResourcePlacementCleanupFinalizer
+}
+
+// delete waits until the scheduler and rollout have removed every binding
+// (and with them the resources on the members), then lets the placement go;
+// its snapshots are owned by it and garbage-collected.
+func (r *Reconciler) delete(ctx context.Context, c client.Client, p placementv1beta1.PlacementObj, recorder record.EventRecorder) (ctrl.Result, error) {
+	k := placements.KeyOf(p)
+	if !controllerutil.ContainsFinalizer(p, finalizer(k)) {
+		return ctrl.Result{}, nil
+	}
+	bindings, err := placements.Bindings(ctx, c, k)
+	if err != nil || len(bindings) > 0 {
+		return ctrl.Result{}, err
+	}
+	controllerutil.RemoveFinalizer(p, finalizer(k))
+	if err := c.Update(ctx, p); err != nil {
+		return ctrl.Result{}, err
+	}
+	recorder.Event(p, "Normal", "PlacementCleanupFinalizerRemoved", "Deleted the snapshots and removed the placement cleanup finalizer")
+	return ctrl.Result{}, nil
+}

@@ -1,0 +1,254 @@
+package placement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/workspaces/clients"
+)
+
+// errInvalidSelectors marks user errors in resource selectors; they are
+// reported on the placement instead of being retried.
+var errInvalidSelectors = errors.New("invalid resource selectors")
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errInvalidSelectors, fmt.Sprintf(format, args...))
+}
+
+var namespaceGVK = schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
+
+// selector resolves a placement's resource selectors in its workspace.
+type selector struct {
+	ws *clients.Workspace
+}
+
+// selectResources returns the objects a placement selects, sanitized and in
+// a stable order. namespace is the placement's namespace for a
+// ResourcePlacement, "" for a ClusterResourcePlacement.
+func (s *selector) selectResources(ctx context.Context, namespace string, terms []placementv1beta1.ResourceSelectorTerm) ([]*unstructured.Unstructured, error) {
+	picked := map[string]*unstructured.Unstructured{}
+	add := func(objs ...*unstructured.Unstructured) {
+		for _, o := range objs {
+			if !skipObject(o) {
+				picked[objectKey(o)] = sanitize(o)
+			}
+		}
+	}
+	if namespace != "" {
+		for _, t := range terms {
+			objs, err := s.pick(ctx, t, namespace, false)
+			if err != nil {
+				return nil, err
+			}
+			add(objs...)
+		}
+		return sorted(picked), nil
+	}
+
+	nsTerm, scoped := scopingNamespaceTerm(terms)
+	for _, t := range terms {
+		gvk := termGVK(t)
+		if gvk == namespaceGVK {
+			namespaces, err := s.pick(ctx, t, "", true)
+			if err != nil {
+				return nil, err
+			}
+			for _, ns := range namespaces {
+				if reservedNamespace(ns.GetName()) {
+					continue
+				}
+				add(ns)
+				if scope(t) == placementv1beta1.NamespaceWithResources {
+					objs, err := s.allIn(ctx, ns.GetName())
+					if err != nil {
+						return nil, err
+					}
+					add(objs...)
+				}
+			}
+			continue
+		}
+		namespaced, err := s.namespaced(gvk)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case !namespaced:
+			objs, err := s.pick(ctx, t, "", true)
+			if err != nil {
+				return nil, err
+			}
+			add(objs...)
+		case scoped:
+			objs, err := s.pick(ctx, t, nsTerm.Name, false)
+			if err != nil {
+				return nil, err
+			}
+			add(objs...)
+		default:
+			return nil, invalid("%s is namespaced: a ClusterResourcePlacement selects cluster-scoped resources and whole namespaces; select its namespace, use selectionScope NamespaceWithResourceSelectors, or use a ResourcePlacement", gvk.Kind)
+		}
+	}
+	return sorted(picked), nil
+}
+
+// scopingNamespaceTerm finds the Namespace selector in
+// NamespaceWithResourceSelectors mode, whose namespace the other namespaced
+// selectors pick from.
+func scopingNamespaceTerm(terms []placementv1beta1.ResourceSelectorTerm) (placementv1beta1.ResourceSelectorTerm, bool) {
+	for _, t := range terms {
+		if termGVK(t) == namespaceGVK && scope(t) == placementv1beta1.NamespaceWithResourceSelectors {
+			return t, true
+		}
+	}
+	return placementv1beta1.ResourceSelectorTerm{}, false
+}
+
+func scope(t placementv1beta1.ResourceSelectorTerm) placementv1beta1.SelectionScope {
+	if t.SelectionScope == "" {
+		return placementv1beta1.NamespaceWithResources
+	}
+	return t.SelectionScope
+}
+
+func termGVK(t placementv1beta1.ResourceSelectorTerm) schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: t.Group, Version: t.Version, Kind: t.Kind}
+}
+
+func (s *selector) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	m, err := s.ws.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		// The kind may be new (a freshly created CRD or binding).
+		s.ws.Mapper.Reset()
+		m, err = s.ws.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	if meta.IsNoMatchError(err) {
+		return nil, invalid("the workspace does not serve %s; check group, version and kind", gvk)
+	}
+	return m, err
+}
+
+func (s *selector) namespaced(gvk schema.GroupVersionKind) (bool, error) {
+	m, err := s.mapping(gvk)
+	if err != nil {
+		return false, err
+	}
+	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
+}
+
+// pick gets the object a term names, or lists those its label selector
+// matches (all of the kind when neither is set).
+func (s *selector) pick(ctx context.Context, t placementv1beta1.ResourceSelectorTerm, namespace string, wantClusterScoped bool) ([]*unstructured.Unstructured, error) {
+	gvk := termGVK(t)
+	if skipKind(gvk.GroupKind()) {
+		return nil, invalid("%s cannot be placed", gvk.Kind)
+	}
+	m, err := s.mapping(gvk)
+	if err != nil {
+		return nil, err
+	}
+	clusterScoped := m.Scope.Name() == meta.RESTScopeNameRoot
+	if wantClusterScoped && !clusterScoped {
+		return nil, invalid("%s is namespaced: a ClusterResourcePlacement selects cluster-scoped resources and whole namespaces", gvk.Kind)
+	}
+	if !wantClusterScoped && clusterScoped {
+		return nil, invalid("%s is cluster-scoped: a ResourcePlacement selects objects in its own namespace; use a ClusterResourcePlacement", gvk.Kind)
+	}
+	ri := s.ws.Dynamic.Resource(m.Resource).Namespace(namespace)
+	if t.Name != "" {
+		obj, err := ri.Get(ctx, t.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []*unstructured.Unstructured{obj}, nil
+	}
+	sel := labels.Everything()
+	if t.LabelSelector != nil {
+		if sel, err = metav1.LabelSelectorAsSelector(t.LabelSelector); err != nil {
+			return nil, invalid("labelSelector of %s: %v", gvk.Kind, err)
+		}
+	}
+	list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*unstructured.Unstructured, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, &list.Items[i])
+	}
+	return out, nil
+}
+
+// allIn lists every placeable object in a namespace.
+func (s *selector) allIn(ctx context.Context, namespace string) ([]*unstructured.Unstructured, error) {
+	lists, err := s.ws.Discovery.ServerPreferredNamespacedResources()
+	if err != nil && len(lists) == 0 {
+		return nil, fmt.Errorf("discovering the workspace's resources: %w", err)
+	}
+	var out []*unstructured.Unstructured
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") || !hasVerb(r.Verbs, "list") || skipKind(gv.WithKind(r.Kind).GroupKind()) {
+				continue
+			}
+			list, err := s.ws.Dynamic.Resource(gv.WithResource(r.Name)).Namespace(namespace).List(ctx, metav1.ListOptions{})
+			if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("listing %s in namespace %s: %w", r.Name, namespace, err)
+			}
+			for i := range list.Items {
+				out = append(out, &list.Items[i])
+			}
+		}
+	}
+	return out, nil
+}
+
+func hasVerb(verbs []string, v string) bool {
+	for _, x := range verbs {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func objectKey(o *unstructured.Unstructured) string {
+	gvk := o.GroupVersionKind()
+	return gvk.Group + "/" + gvk.Kind + "/" + o.GetNamespace() + "/" + o.GetName()
+}
+
+// sorted orders objects the way they are stored in snapshots: by group,
+// kind, namespace and name, so that an unchanged selection hashes the same.
+func sorted(m map[string]*unstructured.Unstructured) []*unstructured.Unstructured {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]*unstructured.Unstructured, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, m[k])
+	}
+	return out
+}

@@ -1,0 +1,275 @@
+package placement
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/controllers/internal/placements"
+)
+
+// rolloutConditions are the per-cluster conditions a binding reports, in
+// the order a rollout reaches them; each only counts once the previous holds.
+var rolloutConditions = []string{
+	string(placementv1beta1.PerClusterRolloutStartedConditionType),
+	string(placementv1beta1.PerClusterOverriddenConditionType),
+	string(placementv1beta1.PerClusterWorkSynchronizedConditionType),
+	string(placementv1beta1.PerClusterAppliedConditionType),
+	string(placementv1beta1.PerClusterAvailableConditionType),
+}
+
+// aggregate reasons of the placement-level conditions: what all clusters
+// having the per-cluster condition True / False / not yet means.
+var aggregateReasons = map[string][3]string{
+	string(placementv1beta1.PerClusterRolloutStartedConditionType):   {placementv1beta1.RolloutStartedReason, placementv1beta1.RolloutNotStartedYetReason, placementv1beta1.RolloutStartedUnknownReason},
+	string(placementv1beta1.PerClusterOverriddenConditionType):       {placementv1beta1.OverrideNotSpecifiedReason, placementv1beta1.OverriddenFailedReason, placementv1beta1.OverriddenPendingReason},
+	string(placementv1beta1.PerClusterWorkSynchronizedConditionType): {placementv1beta1.WorkSynchronizedReason, placementv1beta1.WorkNotSynchronizedYetReason, placementv1beta1.WorkSynchronizedUnknownReason},
+	string(placementv1beta1.PerClusterAppliedConditionType):          {placementv1beta1.ApplySucceededReason, placementv1beta1.ApplyFailedReason, placementv1beta1.ApplyPendingReason},
+	string(placementv1beta1.PerClusterAvailableConditionType):        {placementv1beta1.AvailableReason, placementv1beta1.NotAvailableYetReason, placementv1beta1.AvailableUnknownReason},
+}
+
+func conditionPrefix(p placementv1beta1.PlacementObj) string {
+	if placements.KeyOf(p).Cluster() {
+		return "ClusterResourcePlacement"
+	}
+	return "ResourcePlacement"
+}
+
+// buildStatus folds the policy snapshot's scheduling result and the
+// bindings' rollout progress into the placement status.
+func buildStatus(p placementv1beta1.PlacementObj, selected []placementv1beta1.ResourceIdentifier, resourceSnap placementv1beta1.ResourceSnapshotObj,
+	policySnap placementv1beta1.PolicySnapshotObj, bindings []placementv1beta1.BindingObj) placementv1beta1.PlacementStatus {
+	prev := p.GetPlacementStatus()
+	status := placementv1beta1.PlacementStatus{
+		SelectedResources:     selected,
+		ObservedResourceIndex: resourceSnap.GetLabels()[placementv1beta1.ResourceIndexLabel],
+		Conditions:            append([]metav1.Condition(nil), prev.Conditions...),
+	}
+	gen := p.GetGeneration()
+	scheduled := scheduledCondition(p, policySnap)
+	scheduled.Type = conditionPrefix(p) + scheduled.Type
+	meta.SetStatusCondition(&status.Conditions, scheduled)
+
+	active := activeBindings(bindings)
+	status.PerClusterPlacementStatuses = perClusterStatuses(p, policySnap, active, prev)
+
+	// The rollout conditions hold only when every scheduled cluster has them;
+	// the first one that does not yet hold hides the ones after it.
+	stop := scheduled.Status != metav1.ConditionTrue
+	for _, t := range rolloutConditions {
+		name := conditionPrefix(p) + t
+		if stop {
+			meta.RemoveStatusCondition(&status.Conditions, name)
+			continue
+		}
+		c := aggregate(t, status.PerClusterPlacementStatuses, gen)
+		c.Type = name
+		meta.SetStatusCondition(&status.Conditions, c)
+		stop = c.Status != metav1.ConditionTrue
+	}
+	return status
+}
+
+// scheduledCondition reports the scheduler's result once it has scheduled
+// this generation of the placement.
+func scheduledCondition(p placementv1beta1.PlacementObj, policySnap placementv1beta1.PolicySnapshotObj) metav1.Condition {
+	c := metav1.Condition{Type: string(placementv1beta1.PerClusterScheduledConditionType), ObservedGeneration: p.GetGeneration()}
+	st := policySnap.GetPolicySnapshotStatus()
+	sc := meta.FindStatusCondition(st.Conditions, string(placementv1beta1.PerClusterScheduledConditionType))
+	snapGen, _ := strconv.ParseInt(policySnap.GetAnnotations()[placementv1beta1.CRPGenerationAnnotation], 10, 64)
+	if sc == nil || st.ObservedCRPGeneration != snapGen || snapGen != p.GetGeneration() {
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, placementv1beta1.SchedulePendingReason, "Scheduling has not completed"
+		return c
+	}
+	c.Status, c.Reason, c.Message = sc.Status, sc.Reason, sc.Message
+	return c
+}
+
+// activeBindings are the bindings of the current scheduling decision.
+func activeBindings(bindings []placementv1beta1.BindingObj) []placementv1beta1.BindingObj {
+	var out []placementv1beta1.BindingObj
+	for _, b := range bindings {
+		spec := b.GetBindingSpec()
+		if spec.State == placementv1beta1.BindingStateUnscheduled || !b.GetDeletionTimestamp().IsZero() {
+			continue
+		}
+		out = append(out, b)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].GetBindingSpec().TargetCluster < out[j].GetBindingSpec().TargetCluster
+	})
+	return out
+}
+
+// perClusterStatuses lists one entry per scheduled cluster and, for PickN and
+// PickFixed, an empty entry per slot the scheduler could not fill.
+func perClusterStatuses(p placementv1beta1.PlacementObj, policySnap placementv1beta1.PolicySnapshotObj, bindings []placementv1beta1.BindingObj,
+	prev *placementv1beta1.PlacementStatus) []placementv1beta1.PerClusterPlacementStatus {
+	previous := map[string][]metav1.Condition{}
+	for _, s := range prev.PerClusterPlacementStatuses {
+		previous[s.ClusterName] = s.Conditions
+	}
+	gen := p.GetGeneration()
+	out := make([]placementv1beta1.PerClusterPlacementStatus, 0, len(bindings))
+	for _, b := range bindings {
+		spec, st := b.GetBindingSpec(), b.GetBindingStatus()
+		s := placementv1beta1.PerClusterPlacementStatus{
+			ClusterName:                        spec.TargetCluster,
+			ApplicableClusterResourceOverrides: spec.ClusterResourceOverrideSnapshots,
+			ApplicableResourceOverrides:        spec.ResourceOverrideSnapshots,
+			FailedPlacements:                   st.FailedPlacements,
+			DriftedPlacements:                  st.DriftedPlacements,
+			DiffedPlacements:                   st.DiffedPlacements,
+			Conditions:                         append([]metav1.Condition(nil), previous[spec.TargetCluster]...),
+		}
+		if spec.ResourceSnapshotName != "" {
+			s.ObservedResourceIndex = snapshotIndex(p.GetName(), spec.ResourceSnapshotName)
+		}
+		d := spec.ClusterDecision
+		score := placementv1beta1.ClusterScore{}
+		if d.ClusterScore != nil {
+			score = *d.ClusterScore
+		}
+		meta.SetStatusCondition(&s.Conditions, metav1.Condition{
+			Type: string(placementv1beta1.PerClusterScheduledConditionType), Status: metav1.ConditionTrue, ObservedGeneration: gen,
+			Reason:  placementv1beta1.ScheduledReason,
+			Message: fmt.Sprintf("Successfully scheduled resources for placement in %q (affinity score: %d, topology spread score: %d): %s", spec.TargetCluster, deref(score.AffinityScore), deref(score.TopologySpreadScore), d.Reason),
+		})
+		stop := false
+		for _, t := range rolloutConditions {
+			c := meta.FindStatusCondition(st.Conditions, t)
+			if stop || c == nil || c.ObservedGeneration != b.GetGeneration() {
+				meta.RemoveStatusCondition(&s.Conditions, t)
+				stop = true
+				continue
+			}
+			copied := *c
+			copied.ObservedGeneration = gen
+			meta.SetStatusCondition(&s.Conditions, copied)
+			stop = c.Status != metav1.ConditionTrue
+		}
+		out = append(out, s)
+	}
+	for i := len(out); i < wantedClusters(policySnap); i++ {
+		out = append(out, placementv1beta1.PerClusterPlacementStatus{Conditions: []metav1.Condition{{
+			Type: string(placementv1beta1.PerClusterScheduledConditionType), Status: metav1.ConditionFalse, ObservedGeneration: gen,
+			Reason: placementv1beta1.ScheduleFailedReason, LastTransitionTime: metav1.Now(),
+			Message: "No cluster is available for this slot of the scheduling policy; see the placement's Scheduled condition",
+		}}})
+	}
+	return out
+}
+
+func deref(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// wantedClusters is the number of slots of PickN and PickFixed policies.
+func wantedClusters(policySnap placementv1beta1.PolicySnapshotObj) int {
+	n, err := strconv.Atoi(policySnap.GetAnnotations()[placementv1beta1.NumberOfClustersAnnotation])
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// snapshotIndex reads N from a master snapshot name "<placement>-N-snapshot".
+func snapshotIndex(placement, snapshot string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(snapshot, placement+"-"), "-snapshot")
+}
+
+// aggregate turns one per-cluster condition of all clusters into the
+// placement-level condition.
+func aggregate(t string, clusters []placementv1beta1.PerClusterPlacementStatus, gen int64) metav1.Condition {
+	reasons := aggregateReasons[t]
+	var unknown, failed int
+	for _, s := range clusters {
+		if s.ClusterName == "" {
+			continue
+		}
+		c := meta.FindStatusCondition(s.Conditions, t)
+		switch {
+		case c == nil || c.Status == metav1.ConditionUnknown:
+			unknown++
+		case c.Status == metav1.ConditionFalse:
+			failed++
+		}
+	}
+	c := metav1.Condition{ObservedGeneration: gen}
+	switch {
+	case failed > 0:
+		c.Status, c.Reason = metav1.ConditionFalse, reasons[1]
+		c.Message = fmt.Sprintf("%s is False on %d cluster(s); see placementStatuses", t, failed)
+	case unknown > 0:
+		c.Status, c.Reason = metav1.ConditionUnknown, reasons[2]
+		c.Message = fmt.Sprintf("%s is pending on %d cluster(s)", t, unknown)
+	default:
+		c.Status, c.Reason = metav1.ConditionTrue, reasons[0]
+		c.Message = fmt.Sprintf("%s on all %d scheduled cluster(s)", t, countScheduled(clusters))
+	}
+	return c
+}
+
+func countScheduled(clusters []placementv1beta1.PerClusterPlacementStatus) int {
+	n := 0
+	for _, s := range clusters {
+		if s.ClusterName != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// invalidSelectorsStatus reports selectors that cannot be resolved.
+func invalidSelectorsStatus(p placementv1beta1.PlacementObj, err error) placementv1beta1.PlacementStatus {
+	status := *p.GetPlacementStatus().DeepCopy()
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
+		Type: conditionPrefix(p) + string(placementv1beta1.PerClusterScheduledConditionType), Status: metav1.ConditionFalse,
+		ObservedGeneration: p.GetGeneration(), Reason: placementv1beta1.InvalidResourceSelectorsReason, Message: err.Error(),
+	})
+	return status
+}
+
+// writeStatus updates the status when it changed.
+func (r *Reconciler) writeStatus(ctx context.Context, c client.Client, p placementv1beta1.PlacementObj, status placementv1beta1.PlacementStatus) error {
+	if equality.Semantic.DeepEqual(*p.GetPlacementStatus(), status) {
+		return nil
+	}
+	p.SetPlacementStatus(status)
+	return c.Status().Update(ctx, p)
+}
+
+// eventReasons are emitted when a placement-level condition turns True.
+var eventReasons = map[string]string{
+	string(placementv1beta1.PerClusterRolloutStartedConditionType):   "PlacementRolloutStarted",
+	string(placementv1beta1.PerClusterOverriddenConditionType):       "PlacementOverriddenSucceeded",
+	string(placementv1beta1.PerClusterWorkSynchronizedConditionType): "PlacementWorkSynchronized",
+	string(placementv1beta1.PerClusterAppliedConditionType):          "PlacementApplied",
+	string(placementv1beta1.PerClusterAvailableConditionType):        "PlacementAvailable",
+}
+
+// emitEvents records conditions that newly turned True, and completion.
+func emitEvents(recorder record.EventRecorder, p placementv1beta1.PlacementObj, next placementv1beta1.PlacementStatus) {
+	prev := p.GetPlacementStatus().Conditions
+	for _, t := range rolloutConditions {
+		name := conditionPrefix(p) + t
+		if meta.IsStatusConditionTrue(next.Conditions, name) && !meta.IsStatusConditionTrue(prev, name) {
+			recorder.Event(p, "Normal", eventReasons[t], meta.FindStatusCondition(next.Conditions, name).Message)
+			if t == string(placementv1beta1.PerClusterAvailableConditionType) {
+				recorder.Event(p, "Normal", "PlacementRolloutCompleted", "Resources are available in the selected clusters")
+			}
+		}
+	}
+}

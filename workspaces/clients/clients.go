@@ -1,0 +1,123 @@
+// Package clients gives hub controllers privileged access to any workspace
+// by logical cluster name: placements select arbitrary resources (any kind,
+// including the workspace's own CRDs), which an APIExport view cannot show.
+package clients
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/kcp-dev/kcp/sdk/apis/core"
+	corev1alpha1 "github.com/kcp-dev/kcp/sdk/apis/core/v1alpha1"
+	"github.com/kcp-dev/logicalcluster/v3"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Workspace is a set of clients for one logical cluster.
+type Workspace struct {
+	Name      logicalcluster.Name
+	Client    client.Client
+	Dynamic   dynamic.Interface
+	Discovery discovery.CachedDiscoveryInterface
+	Mapper    *restmapper.DeferredDiscoveryRESTMapper
+
+	pathMu sync.Mutex
+	path   logicalcluster.Path
+
+	recorderOnce sync.Once
+	recorder     record.EventRecorder
+	events       typedcorev1.EventsGetter
+}
+
+// Factory hands out (and caches) clients per logical cluster.
+type Factory struct {
+	base   *rest.Config
+	scheme *runtime.Scheme
+
+	mu    sync.Mutex
+	cache map[logicalcluster.Name]*Workspace
+}
+
+// NewFactory builds clients from a privileged config for the kcp base URL.
+func NewFactory(base *rest.Config, scheme *runtime.Scheme) *Factory {
+	return &Factory{base: rest.CopyConfig(base), scheme: scheme, cache: map[logicalcluster.Name]*Workspace{}}
+}
+
+// For returns the clients of a logical cluster.
+func (f *Factory) For(name logicalcluster.Name) (*Workspace, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if w, ok := f.cache[name]; ok {
+		return w, nil
+	}
+	cfg := rest.CopyConfig(f.base)
+	cfg.Host += name.Path().RequestPath()
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cached := memory.NewMemCacheClient(dc)
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cached)
+	c, err := client.New(cfg, client.Options{Scheme: f.scheme, Mapper: mapper})
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	w := &Workspace{Name: name, Client: c, Dynamic: dyn, Discovery: cached, Mapper: mapper, events: kube.CoreV1()}
+	f.cache[name] = w
+	return w, nil
+}
+
+// Forget drops the clients of a logical cluster that went away.
+func (f *Factory) Forget(name logicalcluster.Name) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.cache, name)
+}
+
+// Recorder records events in the workspace, where its users see them.
+func (w *Workspace) Recorder(scheme *runtime.Scheme, component string) record.EventRecorder {
+	w.recorderOnce.Do(func() {
+		b := record.NewBroadcaster()
+		b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: w.events.Events("")})
+		w.recorder = b.NewRecorder(scheme, corev1.EventSource{Component: component})
+	})
+	return w.recorder
+}
+
+// Path returns the workspace's human-readable path, e.g. root:teams:team-a.
+// Paths never change, so it is read once.
+func (w *Workspace) Path(ctx context.Context) (logicalcluster.Path, error) {
+	w.pathMu.Lock()
+	defer w.pathMu.Unlock()
+	if !w.path.Empty() {
+		return w.path, nil
+	}
+	lc := &corev1alpha1.LogicalCluster{}
+	if err := w.Client.Get(ctx, client.ObjectKey{Name: corev1alpha1.LogicalClusterName}, lc); err != nil {
+		return logicalcluster.Path{}, fmt.Errorf("reading the path of workspace %s: %w", w.Name, err)
+	}
+	w.path = logicalcluster.NewPath(lc.Annotations[core.LogicalClusterPathAnnotationKey])
+	if w.path.Empty() {
+		w.path = w.Name.Path()
+	}
+	return w.path, nil
+}
