@@ -171,3 +171,43 @@ func Index(o client.Object, label string) (int, error) {
 }
 
 func objectMeta(k Key) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: k.Namespace} }
+
+// WorkspaceLabel names, on a Work in root:fleet, the logical cluster of the
+// placement it was written for: Work from every workspace shares the
+// members' namespaces.
+const WorkspaceLabel = "fleetplane.io/workspace"
+
+// ResourceSnapshotGroup returns a master snapshot and its shards, in
+// subindex order.
+func ResourceSnapshotGroup(ctx context.Context, c client.Reader, k Key, masterName string) ([]placementv1beta1.ResourceSnapshotObj, error) {
+	master := k.NewResourceSnapshot()
+	if err := c.Get(ctx, types.NamespacedName{Namespace: k.Namespace, Name: masterName}, master); err != nil {
+		return nil, err
+	}
+	n, err := strconv.Atoi(master.GetAnnotations()[placementv1beta1.NumberOfResourceSnapshotsAnnotation])
+	if err != nil || n < 1 {
+		return nil, fmt.Errorf("resource snapshot %s has no valid %s annotation", masterName, placementv1beta1.NumberOfResourceSnapshotsAnnotation)
+	}
+	group := []placementv1beta1.ResourceSnapshotObj{master}
+	if n == 1 {
+		return group, nil
+	}
+	all, err := ResourceSnapshots(ctx, c, k, map[string]string{placementv1beta1.ResourceIndexLabel: master.GetLabels()[placementv1beta1.ResourceIndexLabel]})
+	if err != nil {
+		return nil, err
+	}
+	shards := make([]placementv1beta1.ResourceSnapshotObj, n)
+	shards[0] = master
+	for _, s := range all {
+		sub, err := strconv.Atoi(s.GetAnnotations()[placementv1beta1.SubindexOfResourceSnapshotAnnotation])
+		if err == nil && sub > 0 && sub < n {
+			shards[sub] = s
+		}
+	}
+	for i, s := range shards {
+		if s == nil {
+			return nil, fmt.Errorf("resource snapshot %s is missing shard %d of %d", masterName, i, n)
+		}
+	}
+	return shards, nil
+}

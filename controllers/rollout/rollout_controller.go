@@ -1,0 +1,294 @@
+// Package rollout moves a placement's bindings to its latest resource
+// snapshot within the rolling-update limits: at most maxUnavailable of the
+// target clusters unavailable at a time, at most maxSurge extra clusters
+// while new ones are added, and unavailablePeriodSeconds of waiting for
+// resources whose availability cannot be tracked. Unscheduled bindings are
+// removed under the same limits. Placements with strategy External are left
+// to staged update runs.
+package rollout
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
+	mchandler "sigs.k8s.io/multicluster-runtime/pkg/handler"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/controllers/internal/placements"
+)
+
+// ControllerName names the controllers in logs.
+const ControllerName = "fleet-rollout"
+
+// Defaults of the rolling update, as KubeFleet's.
+var (
+	defaultMaxUnavailable = intstr.FromString("25%")
+	defaultMaxSurge       = intstr.FromString("25%")
+)
+
+const defaultUnavailablePeriod = 60 * time.Second
+
+// Reconciler rolls out one kind of placement.
+type Reconciler struct {
+	Manager    mcmanager.Manager
+	Namespaced bool
+}
+
+func (r *Reconciler) key(namespace, name string) placements.Key {
+	if !r.Namespaced {
+		namespace = ""
+	}
+	return placements.Key{Namespace: namespace, Name: name}
+}
+
+// SetupWithManager registers the controller: placements, their bindings
+// (new decisions and progress) and resource snapshots (new content).
+func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
+	k := r.key("any", "any")
+	name := ControllerName + "-crp"
+	if r.Namespaced {
+		name = ControllerName + "-rp"
+	}
+	return mcbuilder.ControllerManagedBy(mgr).
+		Named(name).
+		For(k.New(), mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(k.NewBinding(), mchandler.EnqueueRequestsFromMapFunc(toPlacement)).
+		Watches(k.NewResourceSnapshot(), mchandler.EnqueueRequestsFromMapFunc(toPlacement)).
+		Complete(r)
+}
+
+func toPlacement(_ context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[placementv1beta1.PlacementTrackingLabel]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+// Reconcile advances one placement's rollout by as much as its strategy allows.
+func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
+	cl, err := r.Manager.GetCluster(ctx, req.ClusterName)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	c := cl.GetClient()
+	k := r.key(req.Namespace, req.Name)
+	p, err := placements.Get(ctx, c, k)
+	if err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	strategy := p.GetPlacementSpec().Strategy
+	if strategy.Type == placementv1beta1.ExternalRolloutStrategyType || !p.GetDeletionTimestamp().IsZero() {
+		return ctrl.Result{}, nil
+	}
+	latest, err := placements.LatestResourceSnapshot(ctx, c, k)
+	if err != nil || latest == nil {
+		return ctrl.Result{}, err
+	}
+	bindings, err := placements.Bindings(ctx, c, k)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	plan := planRollout(time.Now(), p, latest.GetName(), bindings)
+	for _, b := range plan.remove {
+		if err := client.IgnoreNotFound(c.Delete(ctx, b)); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	for _, b := range plan.update {
+		if err := r.bind(ctx, c, p, b, latest.GetName()); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	for _, b := range plan.blocked {
+		if err := markRolloutStarted(ctx, c, b, metav1.ConditionFalse, placementv1beta1.RolloutNotStartedYetReason,
+			"The rollout is waiting: updating this cluster now would exceed the placement's maxUnavailable or maxSurge"); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{RequeueAfter: plan.recheck}, nil
+}
+
+// bind moves a binding to the latest resource snapshot and strategy.
+func (r *Reconciler) bind(ctx context.Context, c client.Client, p placementv1beta1.PlacementObj, b placementv1beta1.BindingObj, snapshot string) error {
+	spec := b.GetBindingSpec().DeepCopy()
+	spec.State = placementv1beta1.BindingStateBound
+	spec.ResourceSnapshotName = snapshot
+	spec.ApplyStrategy = p.GetPlacementSpec().Strategy.ApplyStrategy.DeepCopy()
+	b.SetBindingSpec(*spec)
+	if err := c.Update(ctx, b); err != nil {
+		return fmt.Errorf("rolling %s out to %s: %w", snapshot, spec.TargetCluster, err)
+	}
+	return markRolloutStarted(ctx, c, b, metav1.ConditionTrue, placementv1beta1.RolloutStartedReason,
+		fmt.Sprintf("Detected the new changes on the resources and started the rollout process, resourceSnapshotName: %s", snapshot))
+}
+
+func markRolloutStarted(ctx context.Context, c client.Client, b placementv1beta1.BindingObj, status metav1.ConditionStatus, reason, msg string) error {
+	st := b.GetBindingStatus().DeepCopy()
+	changed := meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+		Type: string(placementv1beta1.ResourceBindingRolloutStarted), Status: status, Reason: reason, Message: msg, ObservedGeneration: b.GetGeneration(),
+	})
+	if !changed {
+		return nil
+	}
+	b.SetBindingStatus(*st)
+	return c.Status().Update(ctx, b)
+}
+
+// plan is what one rollout step does.
+type plan struct {
+	remove  []placementv1beta1.BindingObj
+	update  []placementv1beta1.BindingObj
+	blocked []placementv1beta1.BindingObj
+	// recheck is when bindings with untrackable resources may count as available.
+	recheck time.Duration
+}
+
+// planRollout picks which bindings to remove, bind or update now:
+//   - bindings that are unavailable anyway are acted on at once (updating
+//     them cannot make things worse);
+//   - removing or updating an available binding needs room under
+//     maxUnavailable: at least target-maxUnavailable bindings stay available;
+//   - adding a cluster needs room under maxSurge: at most target+maxSurge
+//     bindings are bound. In-place updates never surge.
+func planRollout(now time.Time, p placementv1beta1.PlacementObj, latest string, bindings []placementv1beta1.BindingObj) plan {
+	ru := p.GetPlacementSpec().Strategy.RollingUpdate
+	maxUnavailableVal, maxSurgeVal, period := defaultMaxUnavailable, defaultMaxSurge, defaultUnavailablePeriod
+	if ru != nil {
+		if ru.MaxUnavailable != nil {
+			maxUnavailableVal = *ru.MaxUnavailable
+		}
+		if ru.MaxSurge != nil {
+			maxSurgeVal = *ru.MaxSurge
+		}
+		if ru.UnavailablePeriodSeconds != nil {
+			period = time.Duration(*ru.UnavailablePeriodSeconds) * time.Second
+		}
+	}
+	sort.Slice(bindings, func(i, j int) bool { return bindings[i].GetName() < bindings[j].GetName() })
+
+	var scheduled, bound, unscheduled []placementv1beta1.BindingObj
+	for _, b := range bindings {
+		if !b.GetDeletionTimestamp().IsZero() {
+			continue
+		}
+		switch b.GetBindingSpec().State {
+		case placementv1beta1.BindingStateScheduled:
+			scheduled = append(scheduled, b)
+		case placementv1beta1.BindingStateBound:
+			bound = append(bound, b)
+		case placementv1beta1.BindingStateUnscheduled:
+			unscheduled = append(unscheduled, b)
+		}
+	}
+	target := len(scheduled) + len(bound)
+	maxUnavailable := scaled(maxUnavailableVal, target)
+	if maxUnavailable < 1 && target > 0 {
+		// A rollout that may never take a cluster down could never update one.
+		maxUnavailable = 1
+	}
+	maxSurge := scaled(maxSurgeVal, target)
+
+	var out plan
+	ready := func(b placementv1beta1.BindingObj) bool {
+		ok, wait := available(now, b, period)
+		if wait > 0 && (out.recheck == 0 || wait < out.recheck) {
+			out.recheck = wait
+		}
+		return ok
+	}
+	availableCount := 0
+	for _, b := range append(append([]placementv1beta1.BindingObj{}, bound...), unscheduled...) {
+		if ready(b) {
+			availableCount++
+		}
+	}
+	room := availableCount - (target - maxUnavailable)
+
+	for _, b := range unscheduled {
+		switch {
+		case !ready(b):
+			out.remove = append(out.remove, b)
+		case room > 0:
+			out.remove = append(out.remove, b)
+			room--
+		}
+	}
+	boundCount := len(bound) + len(unscheduled) - len(out.remove)
+	for _, b := range scheduled {
+		if boundCount < target+maxSurge {
+			out.update = append(out.update, b)
+			boundCount++
+		} else {
+			out.blocked = append(out.blocked, b)
+		}
+	}
+	for _, b := range bound {
+		if b.GetBindingSpec().ResourceSnapshotName == latest && sameStrategy(p, b) {
+			continue
+		}
+		switch {
+		case !ready(b):
+			out.update = append(out.update, b)
+		case room > 0:
+			out.update = append(out.update, b)
+			room--
+		default:
+			out.blocked = append(out.blocked, b)
+		}
+	}
+	return out
+}
+
+func sameStrategy(p placementv1beta1.PlacementObj, b placementv1beta1.BindingObj) bool {
+	return equality.Semantic.DeepEqual(p.GetPlacementSpec().Strategy.ApplyStrategy, b.GetBindingSpec().ApplyStrategy)
+}
+
+// scaled resolves an int-or-percent against the target, rounding up.
+func scaled(v intstr.IntOrString, target int) int {
+	n, err := intstr.GetScaledValueFromIntOrPercent(&v, target, true)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// available tells whether what a binding currently serves (an outdated
+// binding still serves the previous version) is available: tracked
+// availability, or untracked resources applied at least period ago (the wait
+// left is returned).
+func available(now time.Time, b placementv1beta1.BindingObj, period time.Duration) (bool, time.Duration) {
+	spec := b.GetBindingSpec()
+	if spec.State != placementv1beta1.BindingStateBound && spec.State != placementv1beta1.BindingStateUnscheduled {
+		return false, 0
+	}
+	c := meta.FindStatusCondition(b.GetBindingStatus().Conditions, string(placementv1beta1.ResourceBindingAvailable))
+	if c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != b.GetGeneration() {
+		return false, 0
+	}
+	if c.Reason != placementv1beta1.WorkNotAvailabilityTrackableReason {
+		return true, 0
+	}
+	applied := meta.FindStatusCondition(b.GetBindingStatus().Conditions, string(placementv1beta1.ResourceBindingApplied))
+	if applied == nil {
+		return false, 0
+	}
+	if wait := applied.LastTransitionTime.Add(period).Sub(now); wait > 0 {
+		return false, wait
+	}
+	return true, 0
+}

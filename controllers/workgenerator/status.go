@@ -1,0 +1,135 @@
+package workgenerator
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+)
+
+// maxFailedPlacements caps the failed resources listed on a binding.
+const maxFailedPlacements = 100
+
+// bindingStatus derives the binding's Overridden, WorkSynchronized, Applied
+// and Available conditions from its Works; RolloutStarted belongs to the
+// rollout and is kept.
+func bindingStatus(b placementv1beta1.BindingObj, works []placementv1beta1.Work, syncErr error) placementv1beta1.ResourceBindingStatus {
+	gen := b.GetGeneration()
+	st := placementv1beta1.ResourceBindingStatus{Conditions: append([]metav1.Condition(nil), b.GetBindingStatus().Conditions...)}
+	set := func(t placementv1beta1.ResourceBindingConditionType, status metav1.ConditionStatus, reason, msg string) {
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: string(t), Status: status, Reason: reason, Message: msg, ObservedGeneration: gen})
+	}
+	remove := func(types ...placementv1beta1.ResourceBindingConditionType) {
+		for _, t := range types {
+			meta.RemoveStatusCondition(&st.Conditions, string(t))
+		}
+	}
+	set(placementv1beta1.ResourceBindingOverridden, metav1.ConditionTrue, placementv1beta1.OverrideNotSpecifiedReason, "No override rules are configured for the selected resources")
+	if syncErr != nil {
+		set(placementv1beta1.ResourceBindingWorkSynchronized, metav1.ConditionFalse, placementv1beta1.SyncWorkFailedReason, fmt.Sprintf("Failed to synchronize the work to the latest: %v", syncErr))
+		remove(placementv1beta1.ResourceBindingApplied, placementv1beta1.ResourceBindingAvailable)
+		return st
+	}
+	set(placementv1beta1.ResourceBindingWorkSynchronized, metav1.ConditionTrue, placementv1beta1.AllWorkSyncedReason, "All of the works are synchronized to the latest")
+
+	applied := summarize(works, placementv1beta1.WorkConditionTypeApplied)
+	switch {
+	case applied.failed != "":
+		set(placementv1beta1.ResourceBindingApplied, metav1.ConditionFalse, placementv1beta1.WorkNotAppliedReason, fmt.Sprintf("Work object %s is not applied", applied.failed))
+	case applied.pending != "":
+		set(placementv1beta1.ResourceBindingApplied, metav1.ConditionUnknown, placementv1beta1.ApplyInProgressReason, fmt.Sprintf("Work object %s is being applied", applied.pending))
+	default:
+		set(placementv1beta1.ResourceBindingApplied, metav1.ConditionTrue, placementv1beta1.AllWorkAppliedReason, "All corresponding work objects are applied")
+	}
+	st.FailedPlacements = failedPlacements(works)
+	if applied.failed != "" || applied.pending != "" {
+		remove(placementv1beta1.ResourceBindingAvailable)
+		return st
+	}
+
+	available := summarize(works, placementv1beta1.WorkConditionTypeAvailable)
+	switch {
+	case available.failed != "":
+		set(placementv1beta1.ResourceBindingAvailable, metav1.ConditionFalse, placementv1beta1.WorkNotAvailableReason, fmt.Sprintf("Work object %s is not yet available", available.failed))
+	case available.pending != "":
+		set(placementv1beta1.ResourceBindingAvailable, metav1.ConditionUnknown, placementv1beta1.AvailableUnknownReason, fmt.Sprintf("Work object %s has not reported its availability yet", available.pending))
+	case available.untrackable != "":
+		set(placementv1beta1.ResourceBindingAvailable, metav1.ConditionTrue, placementv1beta1.WorkNotAvailabilityTrackableReason, fmt.Sprintf("The availability of work object %s is not trackable", available.untrackable))
+	default:
+		set(placementv1beta1.ResourceBindingAvailable, metav1.ConditionTrue, placementv1beta1.AllWorkAvailableReason, "All corresponding work objects are available")
+	}
+	return st
+}
+
+// summary names one Work in each state of a condition (the first found).
+type summary struct {
+	failed, pending, untrackable string
+}
+
+func summarize(works []placementv1beta1.Work, t string) summary {
+	var s summary
+	for _, w := range works {
+		c := meta.FindStatusCondition(w.Status.Conditions, t)
+		switch {
+		case c == nil || c.ObservedGeneration != w.Generation || c.Status == metav1.ConditionUnknown:
+			s.pending = first(s.pending, w.Name)
+		case c.Status == metav1.ConditionFalse:
+			s.failed = first(s.failed, w.Name)
+		case c.Reason == placementv1beta1.WorkNotTrackableReason:
+			s.untrackable = first(s.untrackable, w.Name)
+		}
+	}
+	return s
+}
+
+func first(current, name string) string {
+	if current == "" {
+		return name
+	}
+	return current
+}
+
+// failedPlacements lists manifests that failed to apply or are applied but
+// not available, with the condition that says why.
+func failedPlacements(works []placementv1beta1.Work) []placementv1beta1.FailedResourcePlacement {
+	var out []placementv1beta1.FailedResourcePlacement
+	for _, w := range works {
+		for _, mc := range w.Status.ManifestConditions {
+			c := meta.FindStatusCondition(mc.Conditions, placementv1beta1.WorkConditionTypeApplied)
+			if c == nil || c.Status == metav1.ConditionTrue {
+				c = meta.FindStatusCondition(mc.Conditions, placementv1beta1.WorkConditionTypeAvailable)
+			}
+			if c == nil || c.Status != metav1.ConditionFalse {
+				continue
+			}
+			id := mc.Identifier
+			out = append(out, placementv1beta1.FailedResourcePlacement{
+				ResourceIdentifier: placementv1beta1.ResourceIdentifier{Group: id.Group, Version: id.Version, Kind: id.Kind, Namespace: id.Namespace, Name: id.Name},
+				Condition:          *c,
+			})
+			if len(out) == maxFailedPlacements {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+// deletionStarted passes updates that set the deletion timestamp.
+type deletionStarted struct{ predicate.Funcs }
+
+func (deletionStarted) Update(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetDeletionTimestamp().IsZero() && !e.ObjectNew.GetDeletionTimestamp().IsZero()
+}
+
+// workChanged passes every Work event except updates that change nothing
+// the binding reports (resync).
+type workChanged struct{ predicate.Funcs }
+
+func (workChanged) Update(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetResourceVersion() != e.ObjectNew.GetResourceVersion()
+}

@@ -1,0 +1,188 @@
+// Package workgenerator turns bound bindings into Work for member clusters:
+// for each binding that the rollout has moved to a resource snapshot, it
+// writes one Work per snapshot shard into root:fleet, namespace
+// fleet-member-<cluster>, and reports the Works' progress back on the binding.
+package workgenerator
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
+	mchandler "sigs.k8s.io/multicluster-runtime/pkg/handler"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
+
+	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/controllers/internal/placements"
+)
+
+// ControllerName names the controllers in logs.
+const ControllerName = "fleet-workgenerator"
+
+// Reconciler reconciles the bindings of one kind of placement.
+type Reconciler struct {
+	Manager mcmanager.Manager
+	// Fleet is the client of root:fleet, where Work lives.
+	Fleet      client.Client
+	Namespaced bool
+}
+
+func (r *Reconciler) key(namespace string) placements.Key {
+	if !r.Namespaced {
+		return placements.Key{}
+	}
+	return placements.Key{Namespace: namespace}
+}
+
+// SetupWithManager registers the controller: bindings in every workspace,
+// and Work in root:fleet mapped back to the binding it was written for.
+func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
+	name := ControllerName + "-crb"
+	if r.Namespaced {
+		name = ControllerName + "-rb"
+	}
+	return mcbuilder.ControllerManagedBy(mgr).
+		Named(name).
+		For(r.key("any").NewBinding(), mcbuilder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionStarted{}))).
+		Watches(&placementv1beta1.Work{}, toBinding(r.Namespaced),
+			mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false),
+			mcbuilder.WithPredicates(workChanged{})).
+		Complete(r)
+}
+
+// toBinding maps a Work in root:fleet to the binding, in its workspace, that
+// the Work was written for.
+func toBinding(namespaced bool) mchandler.TypedEventHandlerFunc[client.Object, mcreconcile.Request] {
+	return func(string, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+		return handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, w client.Object) []mcreconcile.Request {
+			l := w.GetLabels()
+			ws, binding := l[placements.WorkspaceLabel], l[placementv1beta1.ParentBindingLabel]
+			ns := l[placementv1beta1.ParentNamespaceLabel]
+			if ws == "" || binding == "" || (ns != "") != namespaced {
+				return nil
+			}
+			return []mcreconcile.Request{{ClusterName: ws, Request: reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: binding}}}}
+		})
+	}
+}
+
+// Reconcile writes or removes one binding's Work and reports its progress.
+func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
+	cl, err := r.Manager.GetCluster(ctx, req.ClusterName)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	c := cl.GetClient()
+	b := r.key(req.Namespace).NewBinding()
+	if err := c.Get(ctx, req.NamespacedName, b); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	origin := origin{workspace: logicalcluster.Name(req.ClusterName), binding: b}
+	if !b.GetDeletionTimestamp().IsZero() {
+		return ctrl.Result{}, r.cleanUp(ctx, c, origin)
+	}
+	if controllerutil.AddFinalizer(b, placementv1beta1.WorkFinalizer) {
+		if err := c.Update(ctx, b); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	spec := b.GetBindingSpec()
+	if spec.State != placementv1beta1.BindingStateBound || spec.ResourceSnapshotName == "" {
+		// Not rolled out yet (or being removed): the rollout decides when.
+		return ctrl.Result{}, nil
+	}
+	works, syncErr := r.syncWorks(ctx, c, origin)
+	status := bindingStatus(b, works, syncErr)
+	if !equality.Semantic.DeepEqual(status, *b.GetBindingStatus()) {
+		b.SetBindingStatus(status)
+		if err := c.Status().Update(ctx, b); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, syncErr
+}
+
+// cleanUp deletes the binding's Work and releases the binding once it is
+// gone; the member's syncer removes what the Work applied first.
+func (r *Reconciler) cleanUp(ctx context.Context, c client.Client, o origin) error {
+	if !controllerutil.ContainsFinalizer(o.binding, placementv1beta1.WorkFinalizer) {
+		return nil
+	}
+	works, err := r.existingWorks(ctx, o)
+	if err != nil {
+		return err
+	}
+	for i := range works {
+		if err := client.IgnoreNotFound(r.Fleet.Delete(ctx, &works[i])); err != nil {
+			return fmt.Errorf("deleting Work %s/%s: %w", works[i].Namespace, works[i].Name, err)
+		}
+	}
+	if len(works) > 0 {
+		// Called again when the Works are gone.
+		return nil
+	}
+	controllerutil.RemoveFinalizer(o.binding, placementv1beta1.WorkFinalizer)
+	return c.Update(ctx, o.binding)
+}
+
+// origin identifies where a binding comes from.
+type origin struct {
+	workspace logicalcluster.Name
+	binding   placementv1beta1.BindingObj
+}
+
+func (o origin) placement() string {
+	return o.binding.GetLabels()[placementv1beta1.PlacementTrackingLabel]
+}
+
+func (o origin) memberNamespace() string {
+	return fmt.Sprintf(clusterv1beta1.NamespaceNameFormat, o.binding.GetBindingSpec().TargetCluster)
+}
+
+// workPrefix makes Work names unique across workspaces: the logical
+// cluster name, then KubeFleet's {placement} or {namespace}.{placement}.
+func (o origin) workPrefix() string {
+	if ns := o.binding.GetNamespace(); ns != "" {
+		return fmt.Sprintf("%s.%s.%s", o.workspace, ns, o.placement())
+	}
+	return fmt.Sprintf("%s.%s", o.workspace, o.placement())
+}
+
+func (o origin) labels() map[string]string {
+	return map[string]string{
+		placements.WorkspaceLabel:               o.workspace.String(),
+		placementv1beta1.PlacementTrackingLabel: o.placement(),
+		placementv1beta1.ParentBindingLabel:     o.binding.GetName(),
+		placementv1beta1.ParentNamespaceLabel:   o.binding.GetNamespace(),
+	}
+}
+
+func (r *Reconciler) existingWorks(ctx context.Context, o origin) ([]placementv1beta1.Work, error) {
+	list := &placementv1beta1.WorkList{}
+	sel := client.MatchingLabels{
+		placements.WorkspaceLabel:           o.workspace.String(),
+		placementv1beta1.ParentBindingLabel: o.binding.GetName(),
+	}
+	if err := r.Fleet.List(ctx, list, client.InNamespace(o.memberNamespace()), sel); err != nil {
+		return nil, err
+	}
+	var out []placementv1beta1.Work
+	for _, w := range list.Items {
+		if w.Labels[placementv1beta1.ParentNamespaceLabel] == o.binding.GetNamespace() {
+			out = append(out, w)
+		}
+	}
+	return out, nil
+}
