@@ -114,6 +114,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 			return ctrl.Result{}, err
 		}
 	}
+	for _, b := range plan.current {
+		// Kept true even if another writer raced with the first report.
+		if err := markRolloutStarted(ctx, c, b, metav1.ConditionTrue, placementv1beta1.RolloutStartedReason, rolloutStartedMessage(latest.GetName())); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	for _, b := range plan.blocked {
 		if err := markRolloutStarted(ctx, c, b, metav1.ConditionFalse, placementv1beta1.RolloutNotStartedYetReason,
 			"The rollout is waiting: updating this cluster now would exceed the placement's maxUnavailable or maxSurge"); err != nil {
@@ -133,8 +139,11 @@ func (r *Reconciler) bind(ctx context.Context, c client.Client, p placementv1bet
 	if err := c.Update(ctx, b); err != nil {
 		return fmt.Errorf("rolling %s out to %s: %w", snapshot, spec.TargetCluster, err)
 	}
-	return markRolloutStarted(ctx, c, b, metav1.ConditionTrue, placementv1beta1.RolloutStartedReason,
-		fmt.Sprintf("Detected the new changes on the resources and started the rollout process, resourceSnapshotName: %s", snapshot))
+	return markRolloutStarted(ctx, c, b, metav1.ConditionTrue, placementv1beta1.RolloutStartedReason, rolloutStartedMessage(snapshot))
+}
+
+func rolloutStartedMessage(snapshot string) string {
+	return fmt.Sprintf("Detected the new changes on the resources and started the rollout process, resourceSnapshotName: %s", snapshot)
 }
 
 func markRolloutStarted(ctx context.Context, c client.Client, b placementv1beta1.BindingObj, status metav1.ConditionStatus, reason, msg string) error {
@@ -151,6 +160,8 @@ func markRolloutStarted(ctx context.Context, c client.Client, b placementv1beta1
 
 // plan is what one rollout step does.
 type plan struct {
+	// current are bound to the latest snapshot already.
+	current []placementv1beta1.BindingObj
 	remove  []placementv1beta1.BindingObj
 	update  []placementv1beta1.BindingObj
 	blocked []placementv1beta1.BindingObj
@@ -239,6 +250,7 @@ func planRollout(now time.Time, p placementv1beta1.PlacementObj, latest string, 
 	}
 	for _, b := range bound {
 		if b.GetBindingSpec().ResourceSnapshotName == latest && sameStrategy(p, b) {
+			out.current = append(out.current, b)
 			continue
 		}
 		switch {

@@ -119,13 +119,6 @@ func failedPlacements(works []placementv1beta1.Work) []placementv1beta1.FailedRe
 	return out
 }
 
-// deletionStarted passes updates that set the deletion timestamp.
-type deletionStarted struct{ predicate.Funcs }
-
-func (deletionStarted) Update(e event.UpdateEvent) bool {
-	return e.ObjectOld.GetDeletionTimestamp().IsZero() && !e.ObjectNew.GetDeletionTimestamp().IsZero()
-}
-
 // workChanged passes every Work event except updates that change nothing
 // the binding reports (resync).
 type workChanged struct{ predicate.Funcs }

@@ -26,6 +26,7 @@ import (
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/controllers/internal/placements"
+	"github.com/fleetplane/fleetplane/controllers/internal/predicates"
 )
 
 // ControllerName names the controllers in logs.
@@ -55,7 +56,7 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 	}
 	return mcbuilder.ControllerManagedBy(mgr).
 		Named(name).
-		For(r.key("any").NewBinding(), mcbuilder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionStarted{}))).
+		For(r.key("any").NewBinding(), mcbuilder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
 		Watches(&placementv1beta1.Work{}, toBinding(r.Namespaced),
 			mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false),
 			mcbuilder.WithPredicates(workChanged{})).

@@ -81,14 +81,37 @@ func (r *Reconciler) apply(ctx context.Context, existing, want *placementv1beta1
 		}
 		return want, err
 	}
-	if equality.Semantic.DeepEqual(existing.Spec, want.Spec) && equality.Semantic.DeepEqual(existing.Labels, want.Labels) &&
-		equality.Semantic.DeepEqual(existing.Annotations, want.Annotations) {
+	if equality.Semantic.DeepEqual(existing.Spec, want.Spec) && contains(existing.Labels, want.Labels) &&
+		contains(existing.Annotations, want.Annotations) {
 		return existing, nil
 	}
 	updated := existing.DeepCopy()
-	updated.Spec, updated.Labels, updated.Annotations = want.Spec, want.Labels, want.Annotations
+	updated.Spec = want.Spec
+	updated.Labels = merged(updated.Labels, want.Labels)
+	updated.Annotations = merged(updated.Annotations, want.Annotations)
 	if err := r.Fleet.Update(ctx, updated); err != nil {
 		return nil, err
 	}
 	return updated, nil
+}
+
+// contains tells whether m has every key of want with the same value; the
+// server and kcp add their own keys.
+func contains(m, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := m[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+func merged(m, want map[string]string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	for k, v := range want {
+		m[k] = v
+	}
+	return m
 }

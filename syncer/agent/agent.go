@@ -83,9 +83,13 @@ func Run(ctx context.Context, opts Options) error {
 	if startErr != nil {
 		log.Error(startErr, "property provider did not start; heartbeats go on without properties")
 	}
+	var changes <-chan struct{}
+	if n, ok := opts.Properties.(interface{ NamespacesChanged() <-chan struct{} }); ok {
+		changes = n.NamespacesChanged()
+	}
 	if err := (&membership.Reconciler{
 		Hub: mgr.GetClient(), MemberName: opts.MemberName, Namespace: namespace,
-		Properties: opts.Properties, ProviderStartErr: startErr,
+		Properties: opts.Properties, ProviderStartErr: startErr, Changes: changes,
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}

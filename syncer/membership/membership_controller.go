@@ -17,8 +17,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
@@ -39,6 +42,9 @@ type Reconciler struct {
 	MemberName string
 	Namespace  string
 	Properties properties.Provider
+	// Changes, if set, triggers a report outside the heartbeat (e.g. when a
+	// namespace appears, which ResourcePlacements wait for).
+	Changes <-chan struct{}
 	// ProviderStartErr is the error the property provider failed to start
 	// with, if any; it is reported, and heartbeats go on without properties.
 	ProviderStartErr error
@@ -51,13 +57,32 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		For(&clusterv1beta1.InternalMemberCluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&clusterv1beta1.InternalMemberCluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	if r.Changes != nil {
+		b = b.WatchesRawSource(source.Channel(r.events(), &handler.EnqueueRequestForObject{}))
+	}
+	return b.
 		// A failed heartbeat (hub unreachable) is retried soon, not with the
 		// default backoff that grows to many minutes.
 		WithOptions(controller.Options{RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, 10*time.Second)}).
 		Complete(r)
+}
+
+// events turns change signals into events for the member's own
+// InternalMemberCluster.
+func (r *Reconciler) events() <-chan event.GenericEvent {
+	out := make(chan event.GenericEvent)
+	go func() {
+		defer close(out)
+		for range r.Changes {
+			imc := &clusterv1beta1.InternalMemberCluster{}
+			imc.Name, imc.Namespace = r.MemberName, r.Namespace
+			out <- event.GenericEvent{Object: imc}
+		}
+	}()
+	return out
 }
 
 // Reconcile acts on the desired state and sends a heartbeat.
@@ -155,6 +180,7 @@ func (r *Reconciler) collect(ctx context.Context, imc *clusterv1beta1.InternalMe
 	}
 	st.Properties = c.Properties
 	st.ResourceUsage = c.Resources
+	st.Namespaces = c.Namespaces
 	for _, cond := range c.Conditions {
 		cond.ObservedGeneration = imc.Generation
 		meta.SetStatusCondition(&st.Conditions, cond)

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
@@ -26,6 +27,10 @@ import (
 type Collection struct {
 	Properties map[clusterv1beta1.PropertyName]clusterv1beta1.PropertyValue
 	Resources  clusterv1beta1.ResourceUsage
+	// Namespaces maps the cluster's namespaces to the Work that created
+	// each ("" if no Work did); ResourcePlacements only go to clusters that
+	// have their namespace.
+	Namespaces map[string]string
 	// Conditions are extra conditions a provider wants on the cluster.
 	Conditions []metav1.Condition
 }
@@ -39,11 +44,27 @@ type Provider interface {
 	Collect(ctx context.Context) (Collection, error)
 }
 
-// Default is the built-in provider: nodes and pods from watch caches.
+// Default is the built-in provider: nodes, pods and namespaces from watch
+// caches.
 type Default struct {
-	client kubernetes.Interface
-	nodes  corelisters.NodeLister
-	pods   corelisters.PodLister
+	client     kubernetes.Interface
+	nodes      corelisters.NodeLister
+	pods       corelisters.PodLister
+	namespaces corelisters.NamespaceLister
+	// changed receives a value when a namespace comes or goes, so that the
+	// syncer reports it without waiting for the next heartbeat.
+	changed chan struct{}
+}
+
+// NamespacesChanged signals namespace additions and removals once Start
+// has run.
+func (d *Default) NamespacesChanged() <-chan struct{} { return d.changed }
+
+func (d *Default) notify() {
+	select {
+	case d.changed <- struct{}{}:
+	default: // one pending signal is enough
+	}
 }
 
 var _ Provider = &Default{}
@@ -56,12 +77,20 @@ func (d *Default) Start(ctx context.Context, member *rest.Config) error {
 		return err
 	}
 	d.client = c
+	d.changed = make(chan struct{}, 1)
 	nodes := informers.NewSharedInformerFactory(c, 0)
 	pods := informers.NewSharedInformerFactoryWithOptions(c, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.FieldSelector = "status.phase!=Succeeded,status.phase!=Failed"
 	}))
 	d.nodes = nodes.Core().V1().Nodes().Lister()
 	d.pods = pods.Core().V1().Pods().Lister()
+	d.namespaces = nodes.Core().V1().Namespaces().Lister()
+	if _, err := nodes.Core().V1().Namespaces().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { d.notify() },
+		DeleteFunc: func(any) { d.notify() },
+	}); err != nil {
+		return err
+	}
 	for _, f := range []informers.SharedInformerFactory{nodes, pods} {
 		f.Start(ctx.Done())
 		for informer, ok := range f.WaitForCacheSync(ctx.Done()) {
@@ -89,15 +118,34 @@ func (d *Default) Collect(ctx context.Context) (Collection, error) {
 	if err != nil {
 		return Collection{}, fmt.Errorf("reading the member's Kubernetes version: %w", err)
 	}
+	namespaces, err := d.namespaces.List(labels.Everything())
+	if err != nil {
+		return Collection{}, err
+	}
 	usage := Usage(nodes, pods)
 	usage.ObservationTime = now
 	return Collection{
+		Namespaces: Namespaces(namespaces),
 		Properties: map[clusterv1beta1.PropertyName]clusterv1beta1.PropertyValue{
 			clusterv1beta1.NodeCountProperty:  {Value: fmt.Sprint(len(nodes)), ObservationTime: now},
 			clusterv1beta1.K8sVersionProperty: {Value: version.GitVersion, ObservationTime: now},
 		},
 		Resources: usage,
 	}, nil
+}
+
+// Namespaces maps namespaces to the Work whose AppliedWork owns them.
+func Namespaces(list []*corev1.Namespace) map[string]string {
+	out := make(map[string]string, len(list))
+	for _, ns := range list {
+		out[ns.Name] = ""
+		for _, ref := range ns.OwnerReferences {
+			if ref.Kind == "AppliedWork" {
+				out[ns.Name] = ref.Name
+			}
+		}
+	}
+	return out
 }
 
 // trackedResources are the resources reported in the cluster's resource usage.

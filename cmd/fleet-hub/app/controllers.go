@@ -25,6 +25,10 @@ import (
 	fleetconfig "github.com/fleetplane/fleetplane/config/fleet"
 	"github.com/fleetplane/fleetplane/controllers/membercluster"
 	"github.com/fleetplane/fleetplane/controllers/placement"
+	"github.com/fleetplane/fleetplane/controllers/rollout"
+	"github.com/fleetplane/fleetplane/controllers/scheduler"
+	"github.com/fleetplane/fleetplane/controllers/scheduler/profile"
+	"github.com/fleetplane/fleetplane/controllers/workgenerator"
 	"github.com/fleetplane/fleetplane/workspaces/clients"
 )
 
@@ -116,9 +120,18 @@ func setupControllers(mgr mcmanager.Manager, loopback *rest.Config, scheme *runt
 		return err
 	}
 	workspaces := clients.NewFactory(loopback, scheme)
+	sched := profile.NewDefaultFramework()
 	for _, namespaced := range []bool{false, true} {
-		r := &placement.Reconciler{Manager: mgr, Workspaces: workspaces, Namespaced: namespaced}
-		if err := r.SetupWithManager(mgr, nil); err != nil {
+		if err := (&placement.Reconciler{Manager: mgr, Workspaces: workspaces, Namespaced: namespaced}).SetupWithManager(mgr, nil); err != nil {
+			return err
+		}
+		if err := (&scheduler.Reconciler{Manager: mgr, Framework: sched, Workspaces: workspaces, Namespaced: namespaced}).SetupWithManager(mgr); err != nil {
+			return err
+		}
+		if err := (&rollout.Reconciler{Manager: mgr, Namespaced: namespaced}).SetupWithManager(mgr); err != nil {
+			return err
+		}
+		if err := (&workgenerator.Reconciler{Manager: mgr, Fleet: local.GetClient(), Namespaced: namespaced}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,292 @@
+// Package scheduler runs the shared scheduler for every workspace: for each
+// placement it feeds the latest scheduling-policy snapshot, the fleet's
+// member clusters, the workspace's cluster grant and the existing bindings to
+// the scheduling framework, and persists the result as bindings and as the
+// decisions on the policy snapshot.
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
+	mchandler "sigs.k8s.io/multicluster-runtime/pkg/handler"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
+
+	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
+	"github.com/fleetplane/fleetplane/controllers/internal/placements"
+	"github.com/fleetplane/fleetplane/controllers/internal/predicates"
+	"github.com/fleetplane/fleetplane/controllers/scheduler/framework"
+	"github.com/fleetplane/fleetplane/workspaces/clients"
+	"github.com/fleetplane/fleetplane/workspaces/tenancy"
+)
+
+// ControllerName names the controllers in logs.
+const ControllerName = "fleet-scheduler"
+
+// Reconciler schedules one kind of placement.
+type Reconciler struct {
+	Manager    mcmanager.Manager
+	Framework  *framework.Framework
+	Workspaces *clients.Factory
+	Namespaced bool
+}
+
+func (r *Reconciler) key(namespace, name string) placements.Key {
+	if !r.Namespaced {
+		namespace = ""
+	}
+	return placements.Key{Namespace: namespace, Name: name}
+}
+
+// SetupWithManager registers the controller. Besides the placement's own
+// objects, changes of member clusters and grants (in root:fleet) reschedule
+// every placement.
+func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
+	k := r.key("any", "any")
+	name := ControllerName + "-crp"
+	if r.Namespaced {
+		name = ControllerName + "-rp"
+	}
+	fleetWide := []mcbuilder.WatchesOption{mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false)}
+	return mcbuilder.ControllerManagedBy(mgr).
+		Named(name).
+		For(k.New(), mcbuilder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
+		Watches(k.NewPolicySnapshot(), mchandler.EnqueueRequestsFromMapFunc(toPlacement), mcbuilder.WithPredicates(latestSnapshot{})).
+		Watches(k.NewBinding(), mchandler.EnqueueRequestsFromMapFunc(toPlacement), mcbuilder.WithPredicates(bindingGone{})).
+		Watches(&clusterv1beta1.MemberCluster{}, r.allPlacements(), append(fleetWide, mcbuilder.WithPredicates(schedulingRelevant{}))...).
+		Watches(&tenancyv1alpha1.ClusterGrant{}, r.allPlacements(), append(fleetWide, mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{}))...).
+		Complete(r)
+}
+
+func toPlacement(_ context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[placementv1beta1.PlacementTrackingLabel]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+// Reconcile runs one scheduling cycle for a placement.
+func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
+	cl, err := r.Manager.GetCluster(ctx, req.ClusterName)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	c := cl.GetClient()
+	k := r.key(req.Namespace, req.Name)
+	p, err := placements.Get(ctx, c, k)
+	if err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	bindings, err := placements.Bindings(ctx, c, k)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !p.GetDeletionTimestamp().IsZero() {
+		return ctrl.Result{}, r.unscheduleAll(ctx, c, p, bindings)
+	}
+	if controllerutil.AddFinalizer(p, placementv1beta1.SchedulerCleanupFinalizer) {
+		if err := c.Update(ctx, p); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	snap, err := placements.LatestPolicySnapshot(ctx, c, k)
+	if err != nil || snap == nil {
+		// The placement controller creates it; its creation triggers us.
+		return ctrl.Result{}, err
+	}
+	in, err := r.input(ctx, req.ClusterName, k, snap, bindings)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	res, err := r.Framework.Schedule(ctx, in)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("scheduling %s: %w", in.Placement, err)
+	}
+	if err := r.persistBindings(ctx, c, p, snap, bindings, res); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, r.writeDecisions(ctx, c, snap, res)
+}
+
+// input gathers what the framework needs for one cycle.
+func (r *Reconciler) input(ctx context.Context, clusterName string, k placements.Key, snap placementv1beta1.PolicySnapshotObj, bindings []placementv1beta1.BindingObj) (framework.Input, error) {
+	local := r.Manager.GetLocalManager().GetClient()
+	list := &clusterv1beta1.MemberClusterList{}
+	if err := local.List(ctx, list); err != nil {
+		return framework.Input{}, err
+	}
+	ws, err := r.Workspaces.For(logicalcluster.Name(clusterName))
+	if err != nil {
+		return framework.Input{}, err
+	}
+	path, err := ws.Path(ctx)
+	if err != nil {
+		return framework.Input{}, err
+	}
+	granted, err := (&tenancy.Grants{Reader: local}).Granted(ctx, path)
+	if err != nil {
+		return framework.Input{}, err
+	}
+	in := framework.Input{
+		Placement:          path.String() + "/" + k.String(),
+		Namespace:          k.Namespace,
+		PolicySnapshotName: snap.GetName(),
+		Policy:             snap.GetPolicySnapshotSpec().Policy,
+		Granted:            granted,
+		Now:                time.Now(),
+	}
+	in.NumberOfClusters, _ = strconv.Atoi(snap.GetAnnotations()[placementv1beta1.NumberOfClustersAnnotation])
+	for i := range list.Items {
+		in.Clusters = append(in.Clusters, &list.Items[i])
+	}
+	for _, b := range bindings {
+		if !b.GetDeletionTimestamp().IsZero() {
+			continue
+		}
+		spec := b.GetBindingSpec()
+		in.Bindings = append(in.Bindings, framework.Binding{
+			Name: b.GetName(), TargetCluster: spec.TargetCluster, SchedulingPolicySnapshotName: spec.SchedulingPolicySnapshotName,
+			State: spec.State, ClusterDecision: spec.ClusterDecision,
+		})
+	}
+	return in, nil
+}
+
+// persistBindings creates, updates and unschedules bindings as decided.
+func (r *Reconciler) persistBindings(ctx context.Context, c client.Client, p placementv1beta1.PlacementObj, snap placementv1beta1.PolicySnapshotObj,
+	bindings []placementv1beta1.BindingObj, res framework.Result) error {
+	byName := map[string]placementv1beta1.BindingObj{}
+	for _, b := range bindings {
+		byName[b.GetName()] = b
+	}
+	k := placements.KeyOf(p)
+	for _, d := range res.Create {
+		b := k.NewBinding()
+		b.SetName(bindingName(p.GetName(), d.ClusterName))
+		b.SetLabels(map[string]string{placementv1beta1.PlacementTrackingLabel: p.GetName()})
+		b.SetBindingSpec(placementv1beta1.ResourceBindingSpec{
+			State: placementv1beta1.BindingStateScheduled, TargetCluster: d.ClusterName,
+			SchedulingPolicySnapshotName: snap.GetName(), ClusterDecision: d,
+		})
+		if err := controllerutil.SetControllerReference(p, b, c.Scheme()); err != nil {
+			return err
+		}
+		if err := c.Create(ctx, b); err != nil {
+			return fmt.Errorf("binding %s to cluster %s: %w", k, d.ClusterName, err)
+		}
+	}
+	for _, u := range res.Patch {
+		b, ok := byName[u.Name]
+		if !ok {
+			continue
+		}
+		spec := b.GetBindingSpec().DeepCopy()
+		spec.SchedulingPolicySnapshotName, spec.ClusterDecision = snap.GetName(), u.Decision
+		if u.Reschedule {
+			spec.State = previousState(b)
+		}
+		if err := r.updateSpec(ctx, c, b, *spec); err != nil {
+			return err
+		}
+	}
+	for _, name := range res.Unschedule {
+		b, ok := byName[name]
+		if !ok || b.GetBindingSpec().State == placementv1beta1.BindingStateUnscheduled {
+			continue
+		}
+		ann := b.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[placementv1beta1.PreviousBindingStateAnnotation] = string(b.GetBindingSpec().State)
+		b.SetAnnotations(ann)
+		spec := b.GetBindingSpec().DeepCopy()
+		spec.State = placementv1beta1.BindingStateUnscheduled
+		if err := r.updateSpec(ctx, c, b, *spec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) updateSpec(ctx context.Context, c client.Client, b placementv1beta1.BindingObj, spec placementv1beta1.ResourceBindingSpec) error {
+	if equality.Semantic.DeepEqual(*b.GetBindingSpec(), spec) {
+		return nil
+	}
+	b.SetBindingSpec(spec)
+	return c.Update(ctx, b)
+}
+
+func previousState(b placementv1beta1.BindingObj) placementv1beta1.BindingState {
+	if s := b.GetAnnotations()[placementv1beta1.PreviousBindingStateAnnotation]; s == string(placementv1beta1.BindingStateBound) {
+		return placementv1beta1.BindingStateBound
+	}
+	return placementv1beta1.BindingStateScheduled
+}
+
+// bindingName is unique per placement and cluster; the suffix keeps a new
+// binding from colliding with one still being deleted.
+func bindingName(placement, cluster string) string {
+	name := fmt.Sprintf("%s-%s-%s", placement, cluster, rand.String(8))
+	if len(name) > 253 {
+		name = name[len(name)-253:]
+	}
+	return name
+}
+
+// writeDecisions records the result on the policy snapshot when it changed.
+func (r *Reconciler) writeDecisions(ctx context.Context, c client.Client, snap placementv1beta1.PolicySnapshotObj, res framework.Result) error {
+	gen, _ := strconv.ParseInt(snap.GetAnnotations()[placementv1beta1.CRPGenerationAnnotation], 10, 64)
+	st := snap.GetPolicySnapshotStatus().DeepCopy()
+	st.ObservedCRPGeneration = gen
+	st.ClusterDecisions = res.Decisions
+	status := metav1.ConditionFalse
+	if res.Fulfilled {
+		status = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+		Type: string(placementv1beta1.PerClusterScheduledConditionType), Status: status,
+		Reason: res.Reason, Message: res.Message, ObservedGeneration: snap.GetGeneration(),
+	})
+	if equality.Semantic.DeepEqual(*snap.GetPolicySnapshotStatus(), *st) {
+		return nil
+	}
+	snap.SetPolicySnapshotStatus(*st)
+	return c.Status().Update(ctx, snap)
+}
+
+// unscheduleAll removes every binding of a deleted placement (the work
+// generator then removes what they placed) and releases the placement.
+func (r *Reconciler) unscheduleAll(ctx context.Context, c client.Client, p placementv1beta1.PlacementObj, bindings []placementv1beta1.BindingObj) error {
+	if !controllerutil.ContainsFinalizer(p, placementv1beta1.SchedulerCleanupFinalizer) {
+		return nil
+	}
+	for _, b := range bindings {
+		if err := client.IgnoreNotFound(c.Delete(ctx, b)); err != nil {
+			return err
+		}
+	}
+	if len(bindings) > 0 {
+		return nil
+	}
+	controllerutil.RemoveFinalizer(p, placementv1beta1.SchedulerCleanupFinalizer)
+	return c.Update(ctx, p)
+}
