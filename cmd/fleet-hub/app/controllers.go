@@ -6,6 +6,7 @@ import (
 	"time"
 
 	apisv1alpha1 "github.com/kcp-dev/kcp/sdk/apis/apis/v1alpha1"
+	apisv1alpha2 "github.com/kcp-dev/kcp/sdk/apis/apis/v1alpha2"
 	corev1alpha1 "github.com/kcp-dev/kcp/sdk/apis/core/v1alpha1"
 	"github.com/kcp-dev/logicalcluster/v3"
 	"github.com/kcp-dev/multicluster-provider/apiexport"
@@ -25,6 +26,7 @@ import (
 	fleetconfig "github.com/fleetplane/fleetplane/config/fleet"
 	"github.com/fleetplane/fleetplane/controllers/membercluster"
 	"github.com/fleetplane/fleetplane/controllers/placement"
+	"github.com/fleetplane/fleetplane/controllers/resourcechange"
 	"github.com/fleetplane/fleetplane/controllers/rollout"
 	"github.com/fleetplane/fleetplane/controllers/scheduler"
 	"github.com/fleetplane/fleetplane/controllers/scheduler/profile"
@@ -49,7 +51,7 @@ func hubScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, clusterv1beta1.AddToScheme, placementv1beta1.AddToScheme, tenancyv1alpha1.AddToScheme,
-		corev1alpha1.AddToScheme, apisv1alpha1.AddToScheme,
+		corev1alpha1.AddToScheme, apisv1alpha1.AddToScheme, apisv1alpha2.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return nil, err
@@ -92,9 +94,15 @@ func startControllers(ctx context.Context, loopback *rest.Config, opts controlle
 	if err != nil {
 		return err
 	}
-	if err := setupControllers(mcMgr, loopback, scheme, opts); err != nil {
+	changes := resourcechange.New(mcMgr)
+	if err := setupControllers(mcMgr, loopback, scheme, opts, changes); err != nil {
 		return err
 	}
+	go func() {
+		if err := changes.Start(ctx, loopback, mgr.GetAPIReader(), fleetconfig.WorkloadsExport, fleetconfig.PlacementExport); err != nil {
+			logger.Error(err, "resource change detection did not start; placements only follow their own changes")
+		}
+	}()
 	go func() {
 		if err := provider.Run(ctx, mcMgr); err != nil {
 			logger.Error(err, "workspace provider stopped")
@@ -108,7 +116,7 @@ func startControllers(ctx context.Context, loopback *rest.Config, opts controlle
 	return nil
 }
 
-func setupControllers(mgr mcmanager.Manager, loopback *rest.Config, scheme *runtime.Scheme, opts controllerOptions) error {
+func setupControllers(mgr mcmanager.Manager, loopback *rest.Config, scheme *runtime.Scheme, opts controllerOptions, changes *resourcechange.Detector) error {
 	local := mgr.GetLocalManager()
 	mc := &membercluster.Reconciler{
 		Client:             local.GetClient(),
@@ -122,7 +130,7 @@ func setupControllers(mgr mcmanager.Manager, loopback *rest.Config, scheme *runt
 	workspaces := clients.NewFactory(loopback, scheme)
 	sched := profile.NewDefaultFramework()
 	for _, namespaced := range []bool{false, true} {
-		if err := (&placement.Reconciler{Manager: mgr, Workspaces: workspaces, Namespaced: namespaced}).SetupWithManager(mgr, nil); err != nil {
+		if err := (&placement.Reconciler{Manager: mgr, Workspaces: workspaces, Namespaced: namespaced}).SetupWithManager(mgr, changes.Source(namespaced)); err != nil {
 			return err
 		}
 		if err := (&scheduler.Reconciler{Manager: mgr, Framework: sched, Workspaces: workspaces, Namespaced: namespaced}).SetupWithManager(mgr); err != nil {

@@ -18,7 +18,6 @@ type cycle struct {
 	policy *placementv1beta1.PlacementPolicy
 	state  *CycleState
 
-	byName map[string]*clusterv1beta1.MemberCluster
 	// current and obsolete hold the active binding kept per cluster, on the
 	// current and on an older policy snapshot; unscheduled holds an
 	// Unscheduled binding of a cluster that has no active one.
@@ -50,15 +49,19 @@ func newCycle(ctx context.Context, fw *Framework, in *Input, policy *placementv1
 	}
 }
 
-// cluster looks a cluster up by name; the index is only built when needed.
-func (c *cycle) cluster(name string) *clusterv1beta1.MemberCluster {
-	if c.byName == nil {
-		c.byName = make(map[string]*clusterv1beta1.MemberCluster, len(c.in.Clusters))
-		for _, mc := range c.in.Clusters {
-			c.byName[mc.Name] = mc
+// lookup finds the named clusters; indexing only those keeps it cheap in a
+// large fleet. Names without a cluster map to nil.
+func (c *cycle) lookup(names []string) map[string]*clusterv1beta1.MemberCluster {
+	found := make(map[string]*clusterv1beta1.MemberCluster, len(names))
+	for _, name := range names {
+		found[name] = nil
+	}
+	for _, mc := range c.in.Clusters {
+		if _, ok := found[mc.Name]; ok {
+			found[mc.Name] = mc
 		}
 	}
-	return c.byName[name]
+	return found
 }
 
 // classifyBindings sorts the existing bindings into current, obsolete and
@@ -66,9 +69,12 @@ func (c *cycle) cluster(name string) *clusterv1beta1.MemberCluster {
 // gone or may no longer keep them (Retain).
 func (c *cycle) classifyBindings() error {
 	bindings := make([]*Binding, len(c.in.Bindings))
+	targets := make([]string, len(c.in.Bindings))
 	for i := range c.in.Bindings {
 		bindings[i] = &c.in.Bindings[i]
+		targets[i] = c.in.Bindings[i].TargetCluster
 	}
+	clusters := c.lookup(targets)
 	// The first active binding per cluster wins; see keepFirst.
 	slices.SortFunc(bindings, c.keepFirst)
 	var scheduledOrBound []*clusterv1beta1.MemberCluster
@@ -84,7 +90,7 @@ func (c *cycle) classifyBindings() error {
 			c.unschedule(b) // a second active binding for the same cluster
 			continue
 		}
-		mc := c.cluster(b.TargetCluster)
+		mc := clusters[b.TargetCluster]
 		keep, err := c.retain(mc)
 		if err != nil {
 			return err
@@ -149,7 +155,7 @@ func (c *cycle) retain(mc *clusterv1beta1.MemberCluster) (bool, error) {
 func (c *cycle) keepCurrent() {
 	for name, b := range c.current {
 		c.selected[name] = true
-		d := b.ClusterDecision
+		d := *b.ClusterDecision.DeepCopy()
 		d.ClusterName, d.Selected = name, true
 		if d.ClusterScore == nil {
 			d.ClusterScore = newClusterScore(ClusterScore{})
@@ -213,17 +219,14 @@ func (c *cycle) filter(plugins []FilterPlugin, mc *clusterv1beta1.MemberCluster)
 	return nil, nil
 }
 
-// filterAll runs the static filters on every cluster not yet selected and
-// records the rejections; it returns the clusters that passed.
+// filterAll runs the static filters on every cluster and records the
+// rejections; it returns the clusters that passed.
 func (c *cycle) filterAll() ([]*clusterv1beta1.MemberCluster, error) {
 	if err := c.runPreFilter(); err != nil {
 		return nil, err
 	}
 	var feasible []*clusterv1beta1.MemberCluster
 	for _, mc := range c.in.Clusters {
-		if c.selected[mc.Name] {
-			continue
-		}
 		st, err := c.filter(c.filters, mc)
 		if err != nil {
 			return nil, err
@@ -255,8 +258,12 @@ func (c *cycle) pick(name string, score ClusterScore) {
 	}
 }
 
-// reject records a cluster that was not selected.
+// reject records a cluster that was not selected. Clusters that keep their
+// binding are filtered (same placement affinity) but already have a decision.
 func (c *cycle) reject(name, reason string, score *placementv1beta1.ClusterScore) {
+	if c.selected[name] {
+		return
+	}
 	c.rejected = append(c.rejected, placementv1beta1.ClusterDecision{ClusterName: name, Reason: reason, ClusterScore: score})
 }
 
@@ -294,8 +301,8 @@ func (c *cycle) result() Result {
 	slices.SortFunc(c.res.Decisions, byCluster)
 	slices.SortFunc(c.rejected, byCluster)
 	c.res.Decisions = append(c.res.Decisions, c.rejected...)
-	if len(c.res.Decisions) > maxClusterDecisionsInCycle {
-		c.res.Decisions = c.res.Decisions[:maxClusterDecisionsInCycle]
+	if len(c.res.Decisions) > maxClusterDecisions {
+		c.res.Decisions = c.res.Decisions[:maxClusterDecisions]
 	}
 	return c.res
 }

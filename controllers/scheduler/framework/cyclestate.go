@@ -32,12 +32,19 @@ type CycleState struct {
 	info             CycleInfo
 	scheduledOrBound map[string]struct{}
 	obsolete         map[string]struct{}
-	store            map[StateKey]any
+	// store is a slice: a cycle holds a few entries and plugins read them in
+	// the pick loop, where scanning beats hashing.
+	store []stateEntry
+}
+
+type stateEntry struct {
+	key   StateKey
+	value any
 }
 
 // NewCycleState returns the state of a cycle.
 func NewCycleState(info CycleInfo) *CycleState {
-	s := &CycleState{info: info, store: map[StateKey]any{}}
+	s := &CycleState{info: info}
 	s.setBindings(info.ScheduledOrBound, info.Obsolete)
 	return s
 }
@@ -90,9 +97,21 @@ func (s *CycleState) HasObsoleteBindingFor(cluster string) bool {
 
 // Read returns the plugin data stored under key.
 func (s *CycleState) Read(key StateKey) (any, bool) {
-	v, ok := s.store[key]
-	return v, ok
+	for i := range s.store {
+		if s.store[i].key == key {
+			return s.store[i].value, true
+		}
+	}
+	return nil, false
 }
 
-// Write stores plugin data under key.
-func (s *CycleState) Write(key StateKey, v any) { s.store[key] = v }
+// Write stores plugin data under key, replacing what was there.
+func (s *CycleState) Write(key StateKey, v any) {
+	for i := range s.store {
+		if s.store[i].key == key {
+			s.store[i].value = v
+			return
+		}
+	}
+	s.store = append(s.store, stateEntry{key: key, value: v})
+}

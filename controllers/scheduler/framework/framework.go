@@ -15,11 +15,11 @@ const (
 	// PickedReason is the reason of every selected cluster decision.
 	PickedReason = "picked by scheduling policy"
 
-	notFoundReasonFormat       = "Specified cluster %q is not found"
-	notHighEnoughReasonFormat  = "Cluster \"%s\" does not score high enough (affinity score: %d, topology spread score: %d)"
-	fulfilledMessageFormat     = "found all cluster needed as specified by the scheduling policy, found %d cluster(s)"
-	notFulfilledMessageFormat  = "could not find all clusters needed as specified by the scheduling policy, found %d cluster(s) instead"
-	maxClusterDecisionsInCycle = 1000
+	notFoundReasonFormat      = "Specified cluster %q is not found"
+	notHighEnoughReasonFormat = "Cluster \"%s\" does not score high enough (affinity score: %d, topology spread score: %d)"
+	fulfilledMessageFormat    = "found all cluster needed as specified by the scheduling policy, found %d cluster(s)"
+	notFulfilledMessageFormat = "could not find all clusters needed as specified by the scheduling policy, found %d cluster(s) instead"
+	maxClusterDecisions       = 1000
 )
 
 // Input is everything one scheduling cycle needs; the controller gathers it.

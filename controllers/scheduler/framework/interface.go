@@ -16,8 +16,9 @@ type Plugin interface {
 }
 
 // PostBatchPlugin caps how many clusters a PickN cycle picks at once before
-// the pick-time plugins (see ReservePlugin) are evaluated again. A result of
-// 0 stops picking.
+// the pick-time plugins (see ReservePlugin) are evaluated again. It runs once
+// per PickN cycle, after scoring; the smallest answer wins and 0 stops
+// picking.
 type PostBatchPlugin interface {
 	Plugin
 	PostBatch(ctx context.Context, state *CycleState, policy *placementv1beta1.PlacementPolicy) (int, *Status)

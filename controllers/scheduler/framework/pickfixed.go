@@ -16,11 +16,12 @@ func (c *cycle) pickFixed() error {
 	if err := c.runPreFilter(); err != nil {
 		return err
 	}
+	clusters := c.lookup(names)
 	for _, name := range names {
 		if c.selected[name] {
 			continue
 		}
-		mc := c.cluster(name)
+		mc := clusters[name]
 		if mc == nil {
 			c.reject(name, fmt.Sprintf(notFoundReasonFormat, name), nil)
 			continue

@@ -101,30 +101,39 @@ func (p Plugin) PreFilter(_ context.Context, state *framework.CycleState, policy
 	if policy.PlacementType == placementv1beta1.PickFixedPlacementType || aff == nil {
 		return framework.NewStatus(framework.Skip)
 	}
-	st := &affinityState{}
-	if req := aff.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
-		for i := range req.ClusterSelectorTerms {
-			t, err := parseTerm(&req.ClusterSelectorTerms[i])
-			if err != nil {
-				return framework.Unschedulable(fmt.Sprintf("required cluster affinity term %d is invalid: %v", i, err))
-			}
-			st.required = append(st.required, t)
-		}
-	}
-	if policy.PlacementType == placementv1beta1.PickNPlacementType {
-		for i := range aff.PreferredDuringSchedulingIgnoredDuringExecution {
-			pref, err := parsePreference(&aff.PreferredDuringSchedulingIgnoredDuringExecution[i])
-			if err != nil {
-				return framework.Unschedulable(fmt.Sprintf("preferred cluster affinity term %d is invalid: %v", i, err))
-			}
-			st.preferred = append(st.preferred, pref)
-		}
+	st, err := parseAffinity(aff, policy.PlacementType == placementv1beta1.PickNPlacementType)
+	if err != nil {
+		return framework.Unschedulable(err.Error())
 	}
 	state.Write(stateKey, st)
 	if len(st.required) == 0 {
 		return framework.NewStatus(framework.Skip)
 	}
 	return nil
+}
+
+func parseAffinity(aff *placementv1beta1.ClusterAffinity, withPreferred bool) (*affinityState, error) {
+	st := &affinityState{}
+	if req := aff.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
+		for i := range req.ClusterSelectorTerms {
+			t, err := parseTerm(&req.ClusterSelectorTerms[i])
+			if err != nil {
+				return nil, fmt.Errorf("required cluster affinity term %d is invalid: %w", i, err)
+			}
+			st.required = append(st.required, t)
+		}
+	}
+	if !withPreferred {
+		return st, nil
+	}
+	for i := range aff.PreferredDuringSchedulingIgnoredDuringExecution {
+		pref, err := parsePreference(&aff.PreferredDuringSchedulingIgnoredDuringExecution[i])
+		if err != nil {
+			return nil, fmt.Errorf("preferred cluster affinity term %d is invalid: %w", i, err)
+		}
+		st.preferred = append(st.preferred, pref)
+	}
+	return st, nil
 }
 
 func readState(state *framework.CycleState) (*affinityState, bool) {

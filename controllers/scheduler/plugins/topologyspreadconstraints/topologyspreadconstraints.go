@@ -65,6 +65,10 @@ type spreadState struct {
 	constraints []constraint
 	// domainsOf maps a cluster to its domain per constraint (nil: no label).
 	domainsOf map[*clusterv1beta1.MemberCluster][]*domain
+	// last caches the latest lookup: the framework scores a cluster right
+	// after filtering it, and this is the hot path of the pick loop.
+	last        *clusterv1beta1.MemberCluster
+	lastDomains []*domain
 }
 
 func applies(policy *placementv1beta1.PlacementPolicy) bool {
@@ -168,10 +172,14 @@ func readState(state *framework.CycleState) (*spreadState, bool) {
 }
 
 func (st *spreadState) domainsFor(mc *clusterv1beta1.MemberCluster) ([]*domain, *framework.Status) {
+	if mc == st.last {
+		return st.lastDomains, nil
+	}
 	ds, ok := st.domainsOf[mc]
 	if !ok {
 		return nil, framework.FromError(fmt.Errorf("%s: cluster %s was not seen in PreScore", Name, mc.Name))
 	}
+	st.last, st.lastDomains = mc, ds
 	return ds, nil
 }
 

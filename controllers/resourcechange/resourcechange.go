@@ -1,0 +1,222 @@
+// Package resourcechange notices when a placeable object changes in any
+// workspace and asks the placement controllers to reconcile the placements of
+// that workspace that may select it, so that a new resource snapshot is taken.
+// It watches each placeable resource once across all workspaces
+// (kcp's /clusters/* wildcard, as the hub's privileged loopback identity).
+package resourcechange
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
+	"github.com/kcp-dev/client-go/dynamic/dynamicinformer"
+	apisv1alpha1 "github.com/kcp-dev/kcp/sdk/apis/apis/v1alpha1"
+	apisv1alpha2 "github.com/kcp-dev/kcp/sdk/apis/apis/v1alpha2"
+	"github.com/kcp-dev/logicalcluster/v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+)
+
+// native are the placeable resources every workspace serves itself.
+var native = []schema.GroupVersionResource{
+	{Version: "v1", Resource: "namespaces"},
+	{Version: "v1", Resource: "configmaps"},
+	{Version: "v1", Resource: "secrets"},
+	{Version: "v1", Resource: "serviceaccounts"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
+	{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"},
+}
+
+// envelopes are the placement-API kinds that are placed.
+var envelopes = map[string]bool{"clusterresourceenvelopes": true, "resourceenvelopes": true}
+
+// Detector turns object changes into placement reconcile requests.
+type Detector struct {
+	clusterPlacements, namespacedPlacements chan event.TypedGenericEvent[mcreconcile.Request]
+	// workspaces gives the placements of one workspace from the cache.
+	workspaces mcmanager.Manager
+}
+
+// New returns a detector; Start runs it.
+func New(mgr mcmanager.Manager) *Detector {
+	return &Detector{
+		clusterPlacements:    make(chan event.TypedGenericEvent[mcreconcile.Request], 1024),
+		namespacedPlacements: make(chan event.TypedGenericEvent[mcreconcile.Request], 1024),
+		workspaces:           mgr,
+	}
+}
+
+// Source feeds one placement controller (cluster-scoped or namespaced).
+func (d *Detector) Source(namespaced bool) source.TypedSource[mcreconcile.Request] {
+	ch := d.clusterPlacements
+	if namespaced {
+		ch = d.namespacedPlacements
+	}
+	return source.TypedChannel(ch, handler.TypedFuncs[mcreconcile.Request, mcreconcile.Request]{
+		GenericFunc: func(_ context.Context, e event.TypedGenericEvent[mcreconcile.Request], q workqueue.TypedRateLimitingInterface[mcreconcile.Request]) {
+			q.Add(e.Object)
+		},
+	})
+}
+
+// Start watches the placeable resources until ctx ends. fleet reads the
+// APIExports of root:fleet, whose identities the wildcard watches of
+// exported resources need.
+func (d *Detector) Start(ctx context.Context, loopback *rest.Config, fleet client.Reader, exports ...string) error {
+	gvrs := append([]schema.GroupVersionResource(nil), native...)
+	for _, name := range exports {
+		exported, err := exportedResources(ctx, fleet, name)
+		if err != nil {
+			return err
+		}
+		gvrs = append(gvrs, exported...)
+	}
+	dyn, err := kcpdynamic.NewForConfig(loopback)
+	if err != nil {
+		return err
+	}
+	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
+	for _, gvr := range gvrs {
+		if _, err := factory.ForResource(gvr).Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    d.changed,
+			UpdateFunc: func(_, obj any) { d.changed(obj) },
+			DeleteFunc: d.changed,
+		}); err != nil {
+			return err
+		}
+	}
+	factory.Start(ctx.Done())
+	go func() {
+		for gvr, ok := range factory.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				klog.FromContext(ctx).Info("watch did not sync", "resource", gvr)
+			}
+		}
+	}()
+	return nil
+}
+
+// exportedResources lists what an APIExport serves, named with the export's
+// identity as wildcard requests for bound resources require.
+func exportedResources(ctx context.Context, c client.Reader, name string) ([]schema.GroupVersionResource, error) {
+	export := &apisv1alpha2.APIExport{}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, client.ObjectKey{Name: name}, export)
+		return err == nil && export.Status.IdentityHash != "", nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("waiting for the identity of APIExport %s: %w", name, err)
+	}
+	var out []schema.GroupVersionResource
+	for _, r := range export.Spec.Resources {
+		if r.Group == placementv1beta1.GroupVersion.Group && !envelopes[r.Name] {
+			continue
+		}
+		version, err := storageVersion(ctx, c, r.Schema)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, schema.GroupVersionResource{Group: r.Group, Version: version, Resource: r.Name + ":" + export.Status.IdentityHash})
+	}
+	return out, nil
+}
+
+func storageVersion(ctx context.Context, c client.Reader, schemaName string) (string, error) {
+	s := &apisv1alpha1.APIResourceSchema{}
+	if err := c.Get(ctx, client.ObjectKey{Name: schemaName}, s); err != nil {
+		return "", fmt.Errorf("reading APIResourceSchema %s: %w", schemaName, err)
+	}
+	for _, v := range s.Spec.Versions {
+		if v.Storage {
+			return v.Name, nil
+		}
+	}
+	return "", fmt.Errorf("APIResourceSchema %s has no storage version", schemaName)
+}
+
+// changed enqueues the placements of the object's workspace that may select it.
+func (d *Detector) changed(obj any) {
+	if tombstone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	ws := logicalcluster.From(u)
+	ctx := context.Background()
+	for _, namespaced := range []bool{false, true} {
+		for _, p := range d.placementsIn(ctx, ws, namespaced) {
+			if maySelect(p, u) {
+				req := mcreconcile.Request{ClusterName: ws.String(), Request: reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.GetNamespace(), Name: p.GetName()}}}
+				d.send(namespaced, req)
+			}
+		}
+	}
+}
+
+func (d *Detector) send(namespaced bool, req mcreconcile.Request) {
+	ch := d.clusterPlacements
+	if namespaced {
+		ch = d.namespacedPlacements
+	}
+	ch <- event.TypedGenericEvent[mcreconcile.Request]{Object: req}
+}
+
+// placementsIn lists a workspace's placements from the watch cache; a
+// workspace that does not bind the placement API has none.
+func (d *Detector) placementsIn(ctx context.Context, ws logicalcluster.Name, namespaced bool) []placementv1beta1.PlacementObj {
+	cl, err := d.workspaces.GetCluster(ctx, ws.String())
+	if err != nil {
+		return nil
+	}
+	var list placementv1beta1.PlacementListObj = &placementv1beta1.ClusterResourcePlacementList{}
+	if namespaced {
+		list = &placementv1beta1.ResourcePlacementList{}
+	}
+	if err := cl.GetCache().List(ctx, list); err != nil {
+		return nil
+	}
+	return list.GetPlacementObjs()
+}
+
+// maySelect is a cheap over-approximation of whether a placement selects an
+// object: the placement controller resolves exactly.
+func maySelect(p placementv1beta1.PlacementObj, u *unstructured.Unstructured) bool {
+	gvk := u.GroupVersionKind()
+	ns := u.GetNamespace()
+	for _, t := range p.GetPlacementSpec().ResourceSelectors {
+		switch {
+		case p.GetNamespace() != "":
+			if ns == p.GetNamespace() && t.Group == gvk.Group && t.Kind == gvk.Kind {
+				return true
+			}
+		case t.Group == gvk.Group && t.Kind == gvk.Kind:
+			return true
+		case t.Kind == "Namespace" && t.Group == "" && ns != "" && (t.Name == "" || t.Name == ns):
+			// Objects inside a selected namespace.
+			return true
+		}
+	}
+	return false
+}
