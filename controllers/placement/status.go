@@ -91,7 +91,34 @@ func scheduledCondition(p placementv1beta1.PlacementObj, policySnap placementv1b
 		return c
 	}
 	c.Status, c.Reason, c.Message = sc.Status, sc.Reason, sc.Message
+	if sc.Status != metav1.ConditionTrue {
+		c.Message += rejections(st.ClusterDecisions)
+	}
 	return c
+}
+
+// maxListedRejections caps how many rejected clusters the Scheduled
+// condition names; the policy snapshot lists all of them.
+const maxListedRejections = 10
+
+// rejections says why clusters were not picked, e.g. "; not picked:
+// member-3: taint ... cannot be tolerated".
+func rejections(decisions []placementv1beta1.ClusterDecision) string {
+	var parts []string
+	for _, d := range decisions {
+		if d.Selected {
+			continue
+		}
+		if len(parts) == maxListedRejections {
+			parts = append(parts, "... (see the scheduling policy snapshot for all)")
+			break
+		}
+		parts = append(parts, d.ClusterName+": "+d.Reason)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; not picked: " + strings.Join(parts, "; ")
 }
 
 // activeBindings are the bindings of the current scheduling decision.
