@@ -17,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -59,6 +60,15 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, resourceChanges sou
 		Watches(k.NewBinding(), mchandler.EnqueueRequestsFromMapFunc(r.toPlacement))
 	if resourceChanges != nil {
 		b = b.WatchesRawSource(resourceChanges)
+	}
+	if !r.Namespaced {
+		// A deleted status copy is written again.
+		b = b.Watches(&placementv1beta1.ClusterResourcePlacementStatus{}, mchandler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: o.GetName()}}}
+		}), mcbuilder.WithPredicates(predicate.Funcs{
+			CreateFunc: func(event.CreateEvent) bool { return false },
+			UpdateFunc: func(event.UpdateEvent) bool { return false },
+		}))
 	}
 	return b.Complete(r)
 }
@@ -126,6 +136,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		return ctrl.Result{}, err
 	}
 	status := buildStatus(p, selectedResources(objs), resourceSnap, policySnap, bindings)
+	syncNamespaceStatus(ctx, c, p, &status)
 	emitEvents(recorder, p, status)
 	return ctrl.Result{}, r.writeStatus(ctx, c, p, status)
 }

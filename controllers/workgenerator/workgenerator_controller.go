@@ -125,7 +125,17 @@ func (r *Reconciler) cleanUp(ctx context.Context, c client.Client, o origin) err
 	if err != nil {
 		return err
 	}
+	abandon, err := abandoning(ctx, c, o)
+	if err != nil {
+		return err
+	}
 	for i := range works {
+		if abandon && works[i].Annotations[placements.DeletePropagationAnnotation] != string(placementv1beta1.DeletePropagationPolicyAbandon) {
+			works[i].Annotations = merged(works[i].Annotations, map[string]string{placements.DeletePropagationAnnotation: string(placementv1beta1.DeletePropagationPolicyAbandon)})
+			if err := r.Fleet.Update(ctx, &works[i]); err != nil {
+				return err
+			}
+		}
 		if err := client.IgnoreNotFound(r.Fleet.Delete(ctx, &works[i])); err != nil {
 			return fmt.Errorf("deleting Work %s/%s: %w", works[i].Namespace, works[i].Name, err)
 		}
@@ -136,6 +146,17 @@ func (r *Reconciler) cleanUp(ctx context.Context, c client.Client, o origin) err
 	}
 	controllerutil.RemoveFinalizer(o.binding, placementv1beta1.WorkFinalizer)
 	return c.Update(ctx, o.binding)
+}
+
+// abandoning tells whether the binding goes away because its placement is
+// deleted with deleteStrategy Abandon: the members then keep what it placed.
+func abandoning(ctx context.Context, c client.Client, o origin) (bool, error) {
+	p, err := placements.Get(ctx, c, placements.Key{Namespace: o.binding.GetNamespace(), Name: o.placement()})
+	if err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	ds := p.GetPlacementSpec().Strategy.DeleteStrategy
+	return !p.GetDeletionTimestamp().IsZero() && ds != nil && ds.PropagationPolicy == placementv1beta1.DeletePropagationPolicyAbandon, nil
 }
 
 // origin identifies where a binding comes from.

@@ -65,7 +65,29 @@ func (r *Reconciler) removeStale(ctx context.Context, aw *placementv1beta1.Appli
 	return nil
 }
 
+// deletePropagationAnnotation is set by the hub on a Work whose placement was
+// deleted with deleteStrategy Abandon.
+const deletePropagationAnnotation = "fleetplane.io/delete-propagation"
+
+// abandon drops the AppliedWork's owner reference from every object it
+// applied, so that deleting the AppliedWork leaves them on the member.
+func (r *Reconciler) abandon(ctx context.Context, aw *placementv1beta1.AppliedWork, _ []*manifest) error {
+	for _, res := range aw.Status.AppliedResources {
+		if err := r.releaseObject(ctx, aw, res.WorkResourceIdentifier, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (r *Reconciler) release(ctx context.Context, aw *placementv1beta1.AppliedWork, id placementv1beta1.WorkResourceIdentifier) error {
+	return r.releaseObject(ctx, aw, id, true)
+}
+
+// releaseObject removes the AppliedWork's claim on an object: the object is
+// deleted if the AppliedWork owns it alone and deleteSole is set, otherwise
+// only the owner reference goes.
+func (r *Reconciler) releaseObject(ctx context.Context, aw *placementv1beta1.AppliedWork, id placementv1beta1.WorkResourceIdentifier, deleteSole bool) error {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(schema.GroupVersionKind{Group: id.Group, Version: id.Version, Kind: id.Kind})
 	c := r.Member.GetClient()
@@ -84,7 +106,7 @@ func (r *Reconciler) release(ctx context.Context, aw *placementv1beta1.AppliedWo
 	switch {
 	case !ours:
 		return nil
-	case len(kept) > 0:
+	case len(kept) > 0 || !deleteSole:
 		patch := client.MergeFrom(obj.DeepCopy())
 		obj.SetOwnerReferences(kept)
 		return client.IgnoreNotFound(c.Patch(ctx, obj, patch))
@@ -133,7 +155,11 @@ func (r *Reconciler) cleanUp(ctx context.Context, work *placementv1beta1.Work) e
 		return fmt.Errorf("reading AppliedWork %s on the member cluster: %w", work.Name, err)
 	}
 	if err == nil {
-		if err := r.removeStale(ctx, aw, nil); err != nil {
+		release := r.removeStale
+		if work.Annotations[deletePropagationAnnotation] == string(placementv1beta1.DeletePropagationPolicyAbandon) {
+			release = r.abandon
+		}
+		if err := release(ctx, aw, nil); err != nil {
 			return err
 		}
 		if err := r.Member.GetClient().Delete(ctx, aw, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {

@@ -177,6 +177,11 @@ func objectMeta(k Key) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: k
 // members' namespaces.
 const WorkspaceLabel = "fleetplane.io/workspace"
 
+// DeletePropagationAnnotation on a Work being deleted tells the syncer to
+// leave the applied objects on the member ("Abandon") instead of deleting
+// them. The syncer reads the same key from its own package.
+const DeletePropagationAnnotation = "fleetplane.io/delete-propagation"
+
 // ResourceSnapshotGroup returns a master snapshot and its shards, in
 // subindex order.
 func ResourceSnapshotGroup(ctx context.Context, c client.Reader, k Key, masterName string) ([]placementv1beta1.ResourceSnapshotObj, error) {
