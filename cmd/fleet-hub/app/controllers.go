@@ -24,6 +24,7 @@ import (
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	fleetconfig "github.com/fleetplane/fleetplane/config/fleet"
+	"github.com/fleetplane/fleetplane/controllers/clustergrant"
 	"github.com/fleetplane/fleetplane/controllers/membercluster"
 	"github.com/fleetplane/fleetplane/controllers/placement"
 	"github.com/fleetplane/fleetplane/controllers/resourcechange"
@@ -125,6 +126,9 @@ func setupControllers(mgr mcmanager.Manager, loopback *rest.Config, scheme *runt
 		ForceDeleteWait:    opts.ForceDeleteWait,
 	}
 	if err := mc.SetupWithManager(local); err != nil {
+		return err
+	}
+	if err := (&clustergrant.Reconciler{Client: local.GetClient()}).SetupWithManager(local); err != nil {
 		return err
 	}
 	workspaces := clients.NewFactory(loopback, scheme)
