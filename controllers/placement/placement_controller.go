@@ -27,7 +27,7 @@ import (
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
-	"github.com/fleetplane/fleetplane/controllers/internal/placements"
+	"github.com/fleetplane/fleetplane/controllers/common/placements"
 	"github.com/fleetplane/fleetplane/workspaces/clients"
 )
 
@@ -38,26 +38,20 @@ const ControllerName = "fleet-placement"
 type Reconciler struct {
 	Manager    mcmanager.Manager
 	Workspaces *clients.Factory
-	// Namespaced selects ResourcePlacements instead of ClusterResourcePlacements.
-	Namespaced bool
+	placements.Scope
 }
 
 // SetupWithManager registers the controller for its placement kind.
 // resourceChanges, if set, enqueues placements whose selected resources
 // changed.
 func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, resourceChanges source.TypedSource[mcreconcile.Request]) error {
-	// A key of the right kind: namespaced placements have a namespace.
-	k := r.key("any", "any")
-	name := ControllerName + "-crp"
-	if r.Namespaced {
-		name = ControllerName + "-rp"
-	}
+	k := r.Sample()
 	b := mcbuilder.ControllerManagedBy(mgr).
-		Named(name).
+		Named(r.Name(ControllerName)).
 		For(k.New(), mcbuilder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		// Scheduling results and binding progress show in the status.
-		Watches(k.NewPolicySnapshot(), mchandler.EnqueueRequestsFromMapFunc(r.toPlacement)).
-		Watches(k.NewBinding(), mchandler.EnqueueRequestsFromMapFunc(r.toPlacement))
+		Watches(k.NewPolicySnapshot(), mchandler.EnqueueRequestsFromMapFunc(placements.ToPlacement)).
+		Watches(k.NewBinding(), mchandler.EnqueueRequestsFromMapFunc(placements.ToPlacement))
 	if resourceChanges != nil {
 		b = b.WatchesRawSource(resourceChanges)
 	}
@@ -73,22 +67,6 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, resourceChanges sou
 	return b.Complete(r)
 }
 
-func (r *Reconciler) key(namespace, name string) placements.Key {
-	if !r.Namespaced {
-		namespace = ""
-	}
-	return placements.Key{Namespace: namespace, Name: name}
-}
-
-// toPlacement maps a snapshot or binding to its placement by tracking label.
-func (r *Reconciler) toPlacement(_ context.Context, o client.Object) []reconcile.Request {
-	name := o.GetLabels()[placementv1beta1.PlacementTrackingLabel]
-	if name == "" {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
-}
-
 // Reconcile brings one placement's snapshots and status up to date.
 func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
 	cl, err := r.Manager.GetCluster(ctx, req.ClusterName)
@@ -96,7 +74,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		return ctrl.Result{}, err
 	}
 	c := cl.GetClient()
-	k := r.key(req.Namespace, req.Name)
+	k := r.Key(req.Namespace, req.Name)
 	p, err := placements.Get(ctx, c, k)
 	if err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
-	"github.com/fleetplane/fleetplane/controllers/internal/placements"
+	"github.com/fleetplane/fleetplane/controllers/common/placements"
 )
 
 // snapshotShardLimit is the soft limit of the objects' size in one resource

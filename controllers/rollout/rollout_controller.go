@@ -16,19 +16,17 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
 	mchandler "sigs.k8s.io/multicluster-runtime/pkg/handler"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
-	"github.com/fleetplane/fleetplane/controllers/internal/placements"
+	"github.com/fleetplane/fleetplane/controllers/common/placements"
 )
 
 // ControllerName names the controllers in logs.
@@ -44,39 +42,20 @@ const defaultUnavailablePeriod = 60 * time.Second
 
 // Reconciler rolls out one kind of placement.
 type Reconciler struct {
-	Manager    mcmanager.Manager
-	Namespaced bool
-}
-
-func (r *Reconciler) key(namespace, name string) placements.Key {
-	if !r.Namespaced {
-		namespace = ""
-	}
-	return placements.Key{Namespace: namespace, Name: name}
+	Manager mcmanager.Manager
+	placements.Scope
 }
 
 // SetupWithManager registers the controller: placements, their bindings
 // (new decisions and progress) and resource snapshots (new content).
 func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
-	k := r.key("any", "any")
-	name := ControllerName + "-crp"
-	if r.Namespaced {
-		name = ControllerName + "-rp"
-	}
+	k := r.Sample()
 	return mcbuilder.ControllerManagedBy(mgr).
-		Named(name).
+		Named(r.Name(ControllerName)).
 		For(k.New(), mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(k.NewBinding(), mchandler.EnqueueRequestsFromMapFunc(toPlacement)).
-		Watches(k.NewResourceSnapshot(), mchandler.EnqueueRequestsFromMapFunc(toPlacement)).
+		Watches(k.NewBinding(), mchandler.EnqueueRequestsFromMapFunc(placements.ToPlacement)).
+		Watches(k.NewResourceSnapshot(), mchandler.EnqueueRequestsFromMapFunc(placements.ToPlacement)).
 		Complete(r)
-}
-
-func toPlacement(_ context.Context, o client.Object) []reconcile.Request {
-	name := o.GetLabels()[placementv1beta1.PlacementTrackingLabel]
-	if name == "" {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
 }
 
 // Reconcile advances one placement's rollout by as much as its strategy allows.
@@ -86,7 +65,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		return ctrl.Result{}, err
 	}
 	c := cl.GetClient()
-	k := r.key(req.Namespace, req.Name)
+	k := r.Key(req.Namespace, req.Name)
 	p, err := placements.Get(ctx, c, k)
 	if err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)

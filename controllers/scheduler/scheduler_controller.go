@@ -15,13 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
 	mchandler "sigs.k8s.io/multicluster-runtime/pkg/handler"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
@@ -30,8 +28,8 @@ import (
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
-	"github.com/fleetplane/fleetplane/controllers/internal/placements"
-	"github.com/fleetplane/fleetplane/controllers/internal/predicates"
+	"github.com/fleetplane/fleetplane/controllers/common/placements"
+	"github.com/fleetplane/fleetplane/controllers/common/predicates"
 	"github.com/fleetplane/fleetplane/controllers/scheduler/framework"
 	"github.com/fleetplane/fleetplane/workspaces/clients"
 	"github.com/fleetplane/fleetplane/workspaces/tenancy"
@@ -45,42 +43,23 @@ type Reconciler struct {
 	Manager    mcmanager.Manager
 	Framework  *framework.Framework
 	Workspaces *clients.Factory
-	Namespaced bool
-}
-
-func (r *Reconciler) key(namespace, name string) placements.Key {
-	if !r.Namespaced {
-		namespace = ""
-	}
-	return placements.Key{Namespace: namespace, Name: name}
+	placements.Scope
 }
 
 // SetupWithManager registers the controller. Besides the placement's own
 // objects, changes of member clusters and grants (in root:fleet) reschedule
 // every placement.
 func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
-	k := r.key("any", "any")
-	name := ControllerName + "-crp"
-	if r.Namespaced {
-		name = ControllerName + "-rp"
-	}
+	k := r.Sample()
 	fleetWide := []mcbuilder.WatchesOption{mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false)}
 	return mcbuilder.ControllerManagedBy(mgr).
-		Named(name).
+		Named(r.Name(ControllerName)).
 		For(k.New(), mcbuilder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
-		Watches(k.NewPolicySnapshot(), mchandler.EnqueueRequestsFromMapFunc(toPlacement), mcbuilder.WithPredicates(latestSnapshot{})).
-		Watches(k.NewBinding(), mchandler.EnqueueRequestsFromMapFunc(toPlacement), mcbuilder.WithPredicates(bindingGone{})).
+		Watches(k.NewPolicySnapshot(), mchandler.EnqueueRequestsFromMapFunc(placements.ToPlacement), mcbuilder.WithPredicates(latestSnapshot{})).
+		Watches(k.NewBinding(), mchandler.EnqueueRequestsFromMapFunc(placements.ToPlacement), mcbuilder.WithPredicates(bindingGone{})).
 		Watches(&clusterv1beta1.MemberCluster{}, r.allPlacements(), append(fleetWide, mcbuilder.WithPredicates(schedulingRelevant{}))...).
 		Watches(&tenancyv1alpha1.ClusterGrant{}, r.allPlacements(), append(fleetWide, mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{}))...).
 		Complete(r)
-}
-
-func toPlacement(_ context.Context, o client.Object) []reconcile.Request {
-	name := o.GetLabels()[placementv1beta1.PlacementTrackingLabel]
-	if name == "" {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
 }
 
 // Reconcile runs one scheduling cycle for a placement.
@@ -90,7 +69,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		return ctrl.Result{}, err
 	}
 	c := cl.GetClient()
-	k := r.key(req.Namespace, req.Name)
+	k := r.Key(req.Namespace, req.Name)
 	p, err := placements.Get(ctx, c, k)
 	if err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)

@@ -25,8 +25,8 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
-	"github.com/fleetplane/fleetplane/controllers/internal/placements"
-	"github.com/fleetplane/fleetplane/controllers/internal/predicates"
+	"github.com/fleetplane/fleetplane/controllers/common/placements"
+	"github.com/fleetplane/fleetplane/controllers/common/predicates"
 )
 
 // ControllerName names the controllers in logs.
@@ -36,27 +36,16 @@ const ControllerName = "fleet-workgenerator"
 type Reconciler struct {
 	Manager mcmanager.Manager
 	// Fleet is the client of root:fleet, where Work lives.
-	Fleet      client.Client
-	Namespaced bool
-}
-
-func (r *Reconciler) key(namespace string) placements.Key {
-	if !r.Namespaced {
-		return placements.Key{}
-	}
-	return placements.Key{Namespace: namespace}
+	Fleet client.Client
+	placements.Scope
 }
 
 // SetupWithManager registers the controller: bindings in every workspace,
 // and Work in root:fleet mapped back to the binding it was written for.
 func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
-	name := ControllerName + "-crb"
-	if r.Namespaced {
-		name = ControllerName + "-rb"
-	}
 	return mcbuilder.ControllerManagedBy(mgr).
-		Named(name).
-		For(r.key("any").NewBinding(), mcbuilder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
+		Named(r.Name(ControllerName)).
+		For(r.Sample().NewBinding(), mcbuilder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
 		Watches(&placementv1beta1.Work{}, toBinding(r.Namespaced),
 			mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false),
 			mcbuilder.WithPredicates(workChanged{})).
@@ -86,7 +75,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		return ctrl.Result{}, err
 	}
 	c := cl.GetClient()
-	b := r.key(req.Namespace).NewBinding()
+	b := r.Key(req.Namespace, req.Name).NewBinding()
 	if err := c.Get(ctx, req.NamespacedName, b); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

@@ -25,6 +25,7 @@ import (
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	fleetconfig "github.com/fleetplane/fleetplane/config/fleet"
 	"github.com/fleetplane/fleetplane/controllers/clustergrant"
+	"github.com/fleetplane/fleetplane/controllers/common/placements"
 	"github.com/fleetplane/fleetplane/controllers/membercluster"
 	"github.com/fleetplane/fleetplane/controllers/placement"
 	"github.com/fleetplane/fleetplane/controllers/resourcechange"
@@ -134,16 +135,17 @@ func setupControllers(mgr mcmanager.Manager, loopback *rest.Config, scheme *runt
 	workspaces := clients.NewFactory(loopback, scheme)
 	sched := profile.NewDefaultFramework()
 	for _, namespaced := range []bool{false, true} {
-		if err := (&placement.Reconciler{Manager: mgr, Workspaces: workspaces, Namespaced: namespaced}).SetupWithManager(mgr, changes.Source(namespaced)); err != nil {
+		scope := placements.Scope{Namespaced: namespaced}
+		if err := (&placement.Reconciler{Manager: mgr, Workspaces: workspaces, Scope: scope}).SetupWithManager(mgr, changes.Source(namespaced)); err != nil {
 			return err
 		}
-		if err := (&scheduler.Reconciler{Manager: mgr, Framework: sched, Workspaces: workspaces, Namespaced: namespaced}).SetupWithManager(mgr); err != nil {
+		if err := (&scheduler.Reconciler{Manager: mgr, Framework: sched, Workspaces: workspaces, Scope: scope}).SetupWithManager(mgr); err != nil {
 			return err
 		}
-		if err := (&rollout.Reconciler{Manager: mgr, Namespaced: namespaced}).SetupWithManager(mgr); err != nil {
+		if err := (&rollout.Reconciler{Manager: mgr, Scope: scope}).SetupWithManager(mgr); err != nil {
 			return err
 		}
-		if err := (&workgenerator.Reconciler{Manager: mgr, Fleet: local.GetClient(), Namespaced: namespaced}).SetupWithManager(mgr); err != nil {
+		if err := (&workgenerator.Reconciler{Manager: mgr, Fleet: local.GetClient(), Scope: scope}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 	}

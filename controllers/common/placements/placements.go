@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 )
@@ -215,4 +216,39 @@ func ResourceSnapshotGroup(ctx context.Context, c client.Reader, k Key, masterNa
 		}
 	}
 	return shards, nil
+}
+
+// Scope says which kind of placement a controller serves: one controller
+// instance runs for ClusterResourcePlacements and one for ResourcePlacements.
+type Scope struct {
+	// Namespaced selects ResourcePlacements.
+	Namespaced bool
+}
+
+// Key returns the key of a placement of this scope.
+func (s Scope) Key(namespace, name string) Key {
+	if !s.Namespaced {
+		namespace = ""
+	}
+	return Key{Namespace: namespace, Name: name}
+}
+
+// Sample is a key of this scope, for building empty objects of its kinds.
+func (s Scope) Sample() Key { return s.Key("sample", "sample") }
+
+// Name names a controller of this scope, e.g. "fleet-rollout-crp".
+func (s Scope) Name(controller string) string {
+	if s.Namespaced {
+		return controller + "-rp"
+	}
+	return controller + "-crp"
+}
+
+// ToPlacement maps a snapshot or binding to its placement by tracking label.
+func ToPlacement(_ context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[placementv1beta1.PlacementTrackingLabel]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
 }
