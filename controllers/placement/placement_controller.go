@@ -69,16 +69,11 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, resourceChanges sou
 
 // Reconcile brings one placement's snapshots and status up to date.
 func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
-	cl, err := r.Manager.GetCluster(ctx, req.ClusterName)
-	if err != nil {
+	c, p, err := r.Lookup(ctx, r.Manager, req)
+	if err != nil || p == nil {
 		return ctrl.Result{}, err
 	}
-	c := cl.GetClient()
-	k := r.Key(req.Namespace, req.Name)
-	p, err := placements.Get(ctx, c, k)
-	if err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
+	k := placements.KeyOf(p)
 	ws, err := r.Workspaces.For(logicalcluster.Name(req.ClusterName))
 	if err != nil {
 		return ctrl.Result{}, err

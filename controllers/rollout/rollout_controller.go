@@ -60,16 +60,11 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 
 // Reconcile advances one placement's rollout by as much as its strategy allows.
 func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
-	cl, err := r.Manager.GetCluster(ctx, req.ClusterName)
-	if err != nil {
+	c, p, err := r.Lookup(ctx, r.Manager, req)
+	if err != nil || p == nil {
 		return ctrl.Result{}, err
 	}
-	c := cl.GetClient()
-	k := r.Key(req.Namespace, req.Name)
-	p, err := placements.Get(ctx, c, k)
-	if err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
+	k := placements.KeyOf(p)
 	strategy := p.GetPlacementSpec().Strategy
 	if strategy.Type == placementv1beta1.ExternalRolloutStrategyType || !p.GetDeletionTimestamp().IsZero() {
 		return ctrl.Result{}, nil

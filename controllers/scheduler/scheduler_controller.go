@@ -64,16 +64,11 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 
 // Reconcile runs one scheduling cycle for a placement.
 func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
-	cl, err := r.Manager.GetCluster(ctx, req.ClusterName)
-	if err != nil {
+	c, p, err := r.Lookup(ctx, r.Manager, req)
+	if err != nil || p == nil {
 		return ctrl.Result{}, err
 	}
-	c := cl.GetClient()
-	k := r.Key(req.Namespace, req.Name)
-	p, err := placements.Get(ctx, c, k)
-	if err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
+	k := placements.KeyOf(p)
 	bindings, err := placements.Bindings(ctx, c, k)
 	if err != nil {
 		return ctrl.Result{}, err

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 )
@@ -251,4 +253,20 @@ func ToPlacement(_ context.Context, o client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+// Lookup resolves a request of a workspace-aware controller: the client of
+// the placement's workspace and the placement, or a nil placement if it is
+// gone.
+func (s Scope) Lookup(ctx context.Context, mgr mcmanager.Manager, req mcreconcile.Request) (client.Client, placementv1beta1.PlacementObj, error) {
+	cl, err := mgr.GetCluster(ctx, req.ClusterName)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := cl.GetClient()
+	p, err := Get(ctx, c, s.Key(req.Namespace, req.Name))
+	if err != nil {
+		return c, nil, client.IgnoreNotFound(err)
+	}
+	return c, p, nil
 }
