@@ -111,8 +111,11 @@ func sanitize(in *unstructured.Unstructured) *unstructured.Unstructured {
 }
 
 func sanitizeService(o *unstructured.Unstructured) {
-	unstructured.RemoveNestedField(o.Object, "spec", "clusterIP")
-	unstructured.RemoveNestedField(o.Object, "spec", "clusterIPs")
+	// "None" is no allocation but what makes a Service headless: it stays.
+	if ip, _, _ := unstructured.NestedString(o.Object, "spec", "clusterIP"); ip != "None" {
+		unstructured.RemoveNestedField(o.Object, "spec", "clusterIP")
+		unstructured.RemoveNestedField(o.Object, "spec", "clusterIPs")
+	}
 	unstructured.RemoveNestedField(o.Object, "spec", "healthCheckNodePort")
 	ports, found, _ := unstructured.NestedSlice(o.Object, "spec", "ports")
 	if !found {

@@ -238,17 +238,36 @@ func objectKey(o *unstructured.Unstructured) string {
 	return gvk.Group + "/" + gvk.Kind + "/" + o.GetNamespace() + "/" + o.GetName()
 }
 
-// sorted orders objects the way they are stored in snapshots: by group,
-// kind, namespace and name, so that an unchanged selection hashes the same.
+// sorted orders objects the way they are stored in snapshots: namespaces and
+// CRDs first (they land in the first snapshot shard, whose Work the others
+// depend on), then by group, kind, namespace and name, so that an unchanged
+// selection hashes the same.
 func sorted(m map[string]*unstructured.Unstructured) []*unstructured.Unstructured {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	sort.Slice(keys, func(i, j int) bool {
+		pi, pj := sortPriority(m[keys[i]]), sortPriority(m[keys[j]])
+		if pi != pj {
+			return pi < pj
+		}
+		return keys[i] < keys[j]
+	})
 	out := make([]*unstructured.Unstructured, 0, len(keys))
 	for _, k := range keys {
 		out = append(out, m[k])
 	}
 	return out
+}
+
+// sortPriority puts what other objects need first.
+func sortPriority(o *unstructured.Unstructured) int {
+	switch gk := o.GroupVersionKind().GroupKind(); {
+	case gk.Group == "" && gk.Kind == "Namespace":
+		return 0
+	case gk.Group == "apiextensions.k8s.io" && gk.Kind == "CustomResourceDefinition":
+		return 1
+	}
+	return 2
 }

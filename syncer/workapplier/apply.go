@@ -207,6 +207,9 @@ func (a *applier) clientSideApply(ctx context.Context, desired, live *unstructur
 	}
 	if len(modified) > maxLastAppliedSize {
 		// Too big for an annotation: server-side apply owns the fields instead.
+		annotations := desired.GetAnnotations()
+		delete(annotations, placementv1beta1.LastAppliedConfigAnnotation)
+		desired.SetAnnotations(annotations)
 		force := a.strategy
 		force.ServerSideApplyConfig = &placementv1beta1.ServerSideApplyConfig{ForceConflicts: true}
 		fallback := &applier{member: a.member, owner: a.owner, strategy: force}

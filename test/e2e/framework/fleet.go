@@ -12,8 +12,12 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	"github.com/fleetplane/fleetplane/test/localcluster"
 )
 
@@ -32,6 +36,16 @@ type MemberSpec struct {
 	Name   string
 	Labels map[string]string
 	Nodes  []localcluster.NodeSpec
+}
+
+// Nodes describes n nodes named <prefix>-a, <prefix>-b, ... with the given
+// capacity and labels.
+func Nodes(prefix string, n int, cpu, memory string, labels map[string]string) []localcluster.NodeSpec {
+	var out []localcluster.NodeSpec
+	for i := 0; i < n; i++ {
+		out = append(out, localcluster.NodeSpec{Name: prefix + "-" + string(rune('a'+i)), CPU: cpu, Memory: memory, Labels: labels})
+	}
+	return out
 }
 
 // StartMembers starts local member clusters and joins each to the hub with the
@@ -87,6 +101,48 @@ func joinLabels(l map[string]string) string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ",")
+}
+
+// WaitMemberReady waits until the MemberCluster is Joined and Healthy and its
+// syncer has reported the node count and resource usage, so that the
+// scheduler sees it as a scheduling candidate with all its properties.
+func (h *Hub) WaitMemberReady(ctx context.Context, name string) error {
+	s := runtime.NewScheme()
+	if err := clusterv1beta1.AddToScheme(s); err != nil {
+		return err
+	}
+	c, err := h.Client("root:fleet", s)
+	if err != nil {
+		return err
+	}
+	var last string
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		mc := &clusterv1beta1.MemberCluster{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, mc); err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		for _, t := range []string{clusterv1beta1.ConditionTypeMemberClusterJoined, clusterv1beta1.ConditionTypeMemberClusterHealthy} {
+			if !meta.IsStatusConditionTrue(mc.Status.Conditions, t) {
+				last = fmt.Sprintf("%s is not True: %+v", t, meta.FindStatusCondition(mc.Status.Conditions, t))
+				return false, nil
+			}
+		}
+		if _, ok := mc.Status.Properties[clusterv1beta1.NodeCountProperty]; !ok || mc.Status.ResourceUsage.Available.Cpu().IsZero() {
+			last = "properties not reported yet"
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("member %s not ready: %w (last: %s)", name, err, last)
+	}
+	return nil
+}
+
+// Client returns a client for the member cluster itself.
+func (m *Member) Client(s *runtime.Scheme) (client.Client, error) {
+	return client.New(m.Cluster.Config(), client.Options{Scheme: s})
 }
 
 // SyncerHubKubeconfig is the hub credential join minted for m's syncer.

@@ -15,7 +15,6 @@ import (
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
-	"github.com/fleetplane/fleetplane/test/localcluster"
 )
 
 // The suite runs one hub and three real member clusters with their syncers.
@@ -38,14 +37,6 @@ func init() {
 	}
 }
 
-func nodes(prefix string, n int, cpu, memory string, labels map[string]string) []localcluster.NodeSpec {
-	var out []localcluster.NodeSpec
-	for i := 0; i < n; i++ {
-		out = append(out, localcluster.NodeSpec{Name: prefix + "-" + string(rune('a'+i)), CPU: cpu, Memory: memory, Labels: labels})
-	}
-	return out
-}
-
 var _ = BeforeSuite(func(ctx SpecContext) {
 	dir, err := os.MkdirTemp("", "fleet-members-e2e-")
 	Expect(err).NotTo(HaveOccurred())
@@ -63,9 +54,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	DeferCleanup(func() { Expect(hub.Stop()).To(Succeed()) })
 
 	members, err = hub.StartMembers(ctx, dir, []framework.MemberSpec{
-		{Name: "member-1", Labels: map[string]string{"region": "eastus", "env": "prod"}, Nodes: nodes("m1", 2, "4", "16Gi", map[string]string{"zone": "1"})},
-		{Name: "member-2", Labels: map[string]string{"region": "westus", "env": "prod"}, Nodes: nodes("m2", 3, "8", "32Gi", nil)},
-		{Name: "member-3", Labels: map[string]string{"region": "eastus", "env": "canary"}, Nodes: nodes("m3", 1, "2", "8Gi", nil)},
+		{Name: "member-1", Labels: map[string]string{"region": "eastus", "env": "prod"}, Nodes: framework.Nodes("m1", 2, "4", "16Gi", map[string]string{"zone": "1"})},
+		{Name: "member-2", Labels: map[string]string{"region": "westus", "env": "prod"}, Nodes: framework.Nodes("m2", 3, "8", "32Gi", nil)},
+		{Name: "member-3", Labels: map[string]string{"region": "eastus", "env": "canary"}, Nodes: framework.Nodes("m3", 1, "2", "8Gi", nil)},
 	})
 	DeferCleanup(func() {
 		for _, m := range members {
@@ -83,7 +74,7 @@ func fleetClient() client.Client {
 }
 
 func memberClient(m *framework.Member) client.Client {
-	c, err := client.New(m.Cluster.Config(), client.Options{Scheme: scheme})
+	c, err := m.Client(scheme)
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	return c
 }

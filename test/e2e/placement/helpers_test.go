@@ -1,0 +1,399 @@
+package placement
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
+)
+
+// workspaceLabel names, on a Work in root:fleet, the logical cluster of the
+// workspace whose placement wrote it.
+const workspaceLabel = "fleetplane.io/workspace"
+
+func mustJSON(v any) []byte {
+	raw, err := json.Marshal(v)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return raw
+}
+
+func ctx() context.Context { return context.Background() }
+
+func uniqueName(prefix string) string { return prefix + "-" + framework.RandomSuffix() }
+
+func allMembers() []string {
+	var out []string
+	for _, m := range members {
+		out = append(out, m.Name)
+	}
+	return out
+}
+
+func member(name string) *framework.Member {
+	for _, m := range members {
+		if m.Name == name {
+			return m
+		}
+	}
+	Fail("no member " + name)
+	return nil
+}
+
+// fleetClient is an admin client for root:fleet (member clusters, Work,
+// grants).
+func fleetClient() client.Client {
+	c, err := hub.Client("root:fleet", scheme)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return c
+}
+
+func memberClient(name string) client.Client {
+	c, err := member(name).Client(scheme)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return c
+}
+
+// team is a team workspace root:teams:<name> and an admin client in it.
+type team struct {
+	path string
+	c    client.Client
+}
+
+// newTeam creates a team workspace of its own for a spec.
+func newTeam(prefix string) *team {
+	path, err := hub.CreateTeamWorkspace(ctx(), uniqueName(prefix))
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	c, err := hub.Client(path, scheme)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return &team{path: path, c: c}
+}
+
+// create creates objects in the team's workspace.
+func (t *team) create(objs ...client.Object) {
+	for _, o := range objs {
+		ExpectWithOffset(1, t.c.Create(ctx(), o)).To(Succeed(), "creating %T %s in %s", o, o.GetName(), t.path)
+	}
+}
+
+// place creates a placement and deletes it when the spec ends, waiting until
+// it is gone so that the members are clean for the next spec.
+func (t *team) place(p placementv1beta1.PlacementObj) {
+	ExpectWithOffset(1, t.c.Create(ctx(), p)).To(Succeed(), "creating placement %s in %s", p.GetName(), t.path)
+	DeferCleanup(t.deletePlacement, p)
+}
+
+func (t *team) deletePlacement(p placementv1beta1.PlacementObj) {
+	Expect(client.IgnoreNotFound(t.c.Delete(ctx(), p))).To(Succeed())
+	Eventually(func() bool {
+		return apierrors.IsNotFound(t.c.Get(ctx(), client.ObjectKeyFromObject(p), p))
+	}).Should(BeTrue(), "placement %s in %s is not deleted", p.GetName(), t.path)
+}
+
+func (t *team) getCRP(g Gomega, name string) *placementv1beta1.ClusterResourcePlacement {
+	crp := &placementv1beta1.ClusterResourcePlacement{}
+	g.ExpectWithOffset(1, t.c.Get(ctx(), client.ObjectKey{Name: name}, crp)).To(Succeed())
+	return crp
+}
+
+// updateCRP changes a placement's spec, retrying on conflicts.
+func (t *team) updateCRP(name string, change func(*placementv1beta1.ClusterResourcePlacement)) {
+	EventuallyWithOffset(1, func() error {
+		crp := &placementv1beta1.ClusterResourcePlacement{}
+		if err := t.c.Get(ctx(), client.ObjectKey{Name: name}, crp); err != nil {
+			return err
+		}
+		change(crp)
+		return t.c.Update(ctx(), crp)
+	}).Should(Succeed())
+}
+
+// logicalCluster is the logical cluster of the team's workspace, as Work
+// labels name it.
+func (t *team) logicalCluster(g Gomega, crp string) string {
+	return logicalcluster.From(t.getCRP(g, crp)).String()
+}
+
+// latestPolicySnapshot returns the placement's latest scheduling policy
+// snapshot.
+func (t *team) latestPolicySnapshot(g Gomega, crp string) *placementv1beta1.ClusterSchedulingPolicySnapshot {
+	list := &placementv1beta1.ClusterSchedulingPolicySnapshotList{}
+	g.ExpectWithOffset(1, t.c.List(ctx(), list, client.MatchingLabels{
+		placementv1beta1.PlacementTrackingLabel: crp, placementv1beta1.IsLatestSnapshotLabel: "true",
+	})).To(Succeed())
+	g.ExpectWithOffset(1, list.Items).To(HaveLen(1), "latest policy snapshots of %s", crp)
+	return &list.Items[0]
+}
+
+// decisions are the scheduler's decisions on the latest policy snapshot, by
+// cluster.
+func (t *team) decisions(g Gomega, crp string) map[string]placementv1beta1.ClusterDecision {
+	out := map[string]placementv1beta1.ClusterDecision{}
+	for _, d := range t.latestPolicySnapshot(g, crp).Status.ClusterDecisions {
+		out[d.ClusterName] = d
+	}
+	return out
+}
+
+// bindings lists the placement's bindings that are not being deleted.
+func (t *team) bindings(g Gomega, crp string) []placementv1beta1.ClusterResourceBinding {
+	list := &placementv1beta1.ClusterResourceBindingList{}
+	g.ExpectWithOffset(1, t.c.List(ctx(), list, client.MatchingLabels{placementv1beta1.PlacementTrackingLabel: crp})).To(Succeed())
+	var out []placementv1beta1.ClusterResourceBinding
+	for _, b := range list.Items {
+		if b.DeletionTimestamp.IsZero() {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// activeBindings maps each cluster with a Scheduled or Bound binding to it.
+func (t *team) activeBindings(g Gomega, crp string) map[string]placementv1beta1.ClusterResourceBinding {
+	out := map[string]placementv1beta1.ClusterResourceBinding{}
+	for _, b := range t.bindings(g, crp) {
+		if b.Spec.State != placementv1beta1.BindingStateUnscheduled {
+			g.ExpectWithOffset(1, out).NotTo(HaveKey(b.Spec.TargetCluster), "two active bindings for %s", b.Spec.TargetCluster)
+			out[b.Spec.TargetCluster] = b
+		}
+	}
+	return out
+}
+
+// Objects.
+
+func namespace(name string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
+func configMap(ns, name string, data map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}
+}
+
+// deployment runs one pod without resource requests, so the members'
+// available CPU (a scheduling property) does not change.
+func deployment(ns, name, image string) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: image}}},
+			},
+		},
+	}
+}
+
+func namespaceID(ns string) placementv1beta1.ResourceIdentifier {
+	return placementv1beta1.ResourceIdentifier{Version: "v1", Kind: "Namespace", Name: ns}
+}
+
+func configMapID(ns, name string) placementv1beta1.ResourceIdentifier {
+	return placementv1beta1.ResourceIdentifier{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: name}
+}
+
+func deploymentID(ns, name string) placementv1beta1.ResourceIdentifier {
+	return placementv1beta1.ResourceIdentifier{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: ns, Name: name}
+}
+
+// appNamespace creates, in the team's workspace, a namespace with a ConfigMap
+// "settings" (data: team=<workspace path>) and returns the resources a
+// placement of the namespace selects.
+func (t *team) appNamespace(prefix string) (string, []placementv1beta1.ResourceIdentifier) {
+	ns := uniqueName(prefix)
+	t.create(namespace(ns), configMap(ns, "settings", map[string]string{"team": t.path}))
+	return ns, []placementv1beta1.ResourceIdentifier{namespaceID(ns), configMapID(ns, "settings")}
+}
+
+// Placements.
+
+func namespaceSelector(name string) placementv1beta1.ResourceSelectorTerm {
+	return placementv1beta1.ResourceSelectorTerm{Group: "", Version: "v1", Kind: "Namespace", Name: name}
+}
+
+func newCRP(name string, policy *placementv1beta1.PlacementPolicy, selectors ...placementv1beta1.ResourceSelectorTerm) *placementv1beta1.ClusterResourcePlacement {
+	return &placementv1beta1.ClusterResourcePlacement{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       placementv1beta1.PlacementSpec{ResourceSelectors: selectors, Policy: policy},
+	}
+}
+
+func pickFixed(names ...string) *placementv1beta1.PlacementPolicy {
+	return &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickFixedPlacementType, ClusterNames: names}
+}
+
+func pickAll(required ...placementv1beta1.ClusterSelectorTerm) *placementv1beta1.PlacementPolicy {
+	p := &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickAllPlacementType}
+	if len(required) > 0 {
+		p.Affinity = &placementv1beta1.Affinity{ClusterAffinity: &placementv1beta1.ClusterAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &placementv1beta1.ClusterSelector{ClusterSelectorTerms: required},
+		}}
+	}
+	return p
+}
+
+func pickN(n int32) *placementv1beta1.PlacementPolicy {
+	return &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickNPlacementType, NumberOfClusters: ptr.To(n)}
+}
+
+func labelTerm(labels map[string]string) placementv1beta1.ClusterSelectorTerm {
+	return placementv1beta1.ClusterSelectorTerm{LabelSelector: &metav1.LabelSelector{MatchLabels: labels}}
+}
+
+// Status.
+
+func condition(conds []metav1.Condition, t string) metav1.Condition {
+	if c := meta.FindStatusCondition(conds, t); c != nil {
+		return *c
+	}
+	return metav1.Condition{Type: t, Reason: "(absent)"}
+}
+
+func conditionPrefix(p placementv1beta1.PlacementObj) string {
+	if p.GetNamespace() == "" {
+		return "ClusterResourcePlacement"
+	}
+	return "ResourcePlacement"
+}
+
+// placementConditions are a fully rolled out placement's conditions and
+// KubeFleet's reasons for them: placement-level and per cluster.
+var placementConditions = []struct{ suffix, reason, perClusterReason string }{
+	{"Scheduled", placementv1beta1.SchedulingPolicyFulfilledReason, placementv1beta1.ScheduledReason},
+	{"RolloutStarted", placementv1beta1.RolloutStartedReason, placementv1beta1.RolloutStartedReason},
+	{"Overridden", placementv1beta1.OverrideNotSpecifiedReason, placementv1beta1.OverrideNotSpecifiedReason},
+	{"WorkSynchronized", placementv1beta1.WorkSynchronizedReason, placementv1beta1.AllWorkSyncedReason},
+	{"Applied", placementv1beta1.ApplySucceededReason, placementv1beta1.AllWorkAppliedReason},
+	{"Available", placementv1beta1.AvailableReason, placementv1beta1.AllWorkAvailableReason},
+}
+
+// expectAvailable checks that a placement has rolled out resource snapshot
+// index to exactly the clusters, and says so the way KubeFleet does.
+func expectAvailable(g Gomega, p placementv1beta1.PlacementObj, clusters []string, selected []placementv1beta1.ResourceIdentifier, index string) {
+	st := p.GetPlacementStatus()
+	gen := p.GetGeneration()
+	for _, want := range placementConditions {
+		c := condition(st.Conditions, conditionPrefix(p)+want.suffix)
+		g.ExpectWithOffset(1, c.Status).To(Equal(metav1.ConditionTrue), "%s: %+v%s", c.Type, c, describeClusters(st))
+		g.ExpectWithOffset(1, c.Reason).To(Equal(want.reason), "%s: %+v", c.Type, c)
+		g.ExpectWithOffset(1, c.ObservedGeneration).To(Equal(gen), "%s: %+v", c.Type, c)
+	}
+	g.ExpectWithOffset(1, st.ObservedResourceIndex).To(Equal(index))
+	g.ExpectWithOffset(1, st.SelectedResources).To(ConsistOf(selected))
+	var names []string
+	for _, pcs := range st.PerClusterPlacementStatuses {
+		names = append(names, pcs.ClusterName)
+		g.ExpectWithOffset(1, pcs.ObservedResourceIndex).To(Equal(index), "observedResourceIndex of %s", pcs.ClusterName)
+		g.ExpectWithOffset(1, pcs.FailedPlacements).To(BeEmpty(), "failedPlacements of %s", pcs.ClusterName)
+		for _, want := range placementConditions {
+			c := condition(pcs.Conditions, want.suffix)
+			g.ExpectWithOffset(1, c.Status).To(Equal(metav1.ConditionTrue), "%s on %s: %+v", c.Type, pcs.ClusterName, c)
+			g.ExpectWithOffset(1, c.Reason).To(Equal(want.perClusterReason), "%s on %s: %+v", c.Type, pcs.ClusterName, c)
+			g.ExpectWithOffset(1, c.ObservedGeneration).To(Equal(gen), "%s on %s: %+v", c.Type, pcs.ClusterName, c)
+		}
+	}
+	g.ExpectWithOffset(1, names).To(ConsistOf(clusters), "placementStatuses")
+}
+
+// Member clusters.
+
+// expectOnlyOn checks that an object exists on exactly the named members.
+func expectOnlyOn(g Gomega, obj client.Object, clusters ...string) {
+	for _, m := range allMembers() {
+		got := obj.DeepCopyObject().(client.Object)
+		err := memberClient(m).Get(ctx(), client.ObjectKeyFromObject(obj), got)
+		if slices.Contains(clusters, m) {
+			g.ExpectWithOffset(1, err).NotTo(HaveOccurred(), "%T %s on %s", obj, obj.GetName(), m)
+			// A namespace that is being deleted is on its way out.
+			g.ExpectWithOffset(1, got.GetDeletionTimestamp().IsZero()).To(BeTrue(), "%T %s on %s is being deleted", obj, obj.GetName(), m)
+		} else {
+			g.ExpectWithOffset(1, apierrors.IsNotFound(err)).To(BeTrue(), "%T %s should not be on %s: %v", obj, obj.GetName(), m, err)
+		}
+	}
+}
+
+// expectGoneFrom checks that an object is absent from the named members.
+func expectGoneFrom(g Gomega, obj client.Object, clusters ...string) {
+	for _, m := range clusters {
+		err := memberClient(m).Get(ctx(), client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object))
+		g.ExpectWithOffset(1, apierrors.IsNotFound(err)).To(BeTrue(), "%T %s should be gone from %s: %v", obj, obj.GetName(), m, err)
+	}
+}
+
+func getMemberCluster(g Gomega, name string) *clusterv1beta1.MemberCluster {
+	mc := &clusterv1beta1.MemberCluster{}
+	g.ExpectWithOffset(1, fleetClient().Get(ctx(), client.ObjectKey{Name: name}, mc)).To(Succeed())
+	return mc
+}
+
+// selectedClusters lists the clusters the scheduler picked, sorted.
+func selectedClusters(decisions map[string]placementv1beta1.ClusterDecision) []string {
+	var out []string
+	for name, d := range decisions {
+		if d.Selected {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// describeDecisions prints decisions for failure messages.
+func describeDecisions(decisions map[string]placementv1beta1.ClusterDecision) string {
+	s := ""
+	for _, name := range keys(decisions) {
+		d := decisions[name]
+		score := ""
+		if d.ClusterScore != nil {
+			score = fmt.Sprintf(" affinity=%d topology=%d", ptr.Deref(d.ClusterScore.AffinityScore, 0), ptr.Deref(d.ClusterScore.TopologySpreadScore, 0))
+		}
+		s += fmt.Sprintf("\n  %s selected=%v%s: %s", name, d.Selected, score, d.Reason)
+	}
+	return s
+}
+
+// describeClusters prints the per-cluster status for failure messages.
+func describeClusters(st *placementv1beta1.PlacementStatus) string {
+	s := ""
+	for _, pcs := range st.PerClusterPlacementStatuses {
+		s += fmt.Sprintf("\n  cluster %q index %q", pcs.ClusterName, pcs.ObservedResourceIndex)
+		for _, c := range pcs.Conditions {
+			s += fmt.Sprintf("\n    %s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message)
+		}
+		for i, f := range pcs.FailedPlacements {
+			if i == 5 {
+				s += fmt.Sprintf("\n    ... %d failed in all", len(pcs.FailedPlacements))
+				break
+			}
+			s += fmt.Sprintf("\n    failed %s %s/%s: %s %s", f.Kind, f.Namespace, f.Name, f.Condition.Reason, f.Condition.Message)
+		}
+	}
+	return s
+}

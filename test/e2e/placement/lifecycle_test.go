@@ -1,0 +1,117 @@
+package placement
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+)
+
+var _ = Describe("Deleting a placement", func() {
+	It("removes what it placed from the members and its Work from the hub, and leaves the hub's objects alone", func() {
+		t := newTeam("delete")
+		ns := uniqueName("doomed")
+		t.create(namespace(ns), configMap(ns, "settings", map[string]string{"k": "v"}), deployment(ns, "web", "nginx:1.27"))
+		selected := []placementv1beta1.ResourceIdentifier{namespaceID(ns), configMapID(ns, "settings"), deploymentID(ns, "web")}
+		crp := newCRP("app", pickAll(labelTerm(map[string]string{"env": "prod"})), namespaceSelector(ns))
+		t.place(crp)
+
+		var ws string
+		Eventually(func(g Gomega) {
+			expectAvailable(g, t.getCRP(g, "app"), []string{"member-1", "member-2"}, selected, "0")
+			expectOnlyOn(g, deployment(ns, "web", ""), "member-1", "member-2")
+			ws = t.logicalCluster(g, "app")
+			works := &placementv1beta1.WorkList{}
+			g.Expect(fleetClient().List(ctx(), works, client.MatchingLabels{workspaceLabel: ws})).To(Succeed())
+			g.Expect(works.Items).To(HaveLen(2))
+		}).Should(Succeed())
+
+		t.deletePlacement(crp)
+		Eventually(func(g Gomega) {
+			expectGoneFrom(g, namespace(ns), allMembers()...)
+			works := &placementv1beta1.WorkList{}
+			g.Expect(fleetClient().List(ctx(), works, client.MatchingLabels{workspaceLabel: ws})).To(Succeed())
+			g.Expect(works.Items).To(BeEmpty())
+			bindings := &placementv1beta1.ClusterResourceBindingList{}
+			g.Expect(t.c.List(ctx(), bindings)).To(Succeed())
+			g.Expect(bindings.Items).To(BeEmpty())
+			snaps := &placementv1beta1.ClusterResourceSnapshotList{}
+			g.Expect(t.c.List(ctx(), snaps)).To(Succeed())
+			g.Expect(snaps.Items).To(BeEmpty())
+		}).Should(Succeed())
+		Expect(t.c.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, &corev1.ConfigMap{})).To(Succeed(), "the hub's own objects stay")
+	})
+})
+
+// placeLarge places a namespace with 8 ConfigMaps of 700 KB each (about
+// 5 MB) on member-1 and checks that the selection is split over several
+// resource snapshots (and Works) and arrives complete.
+func placeLarge(applyStrategy *placementv1beta1.ApplyStrategy) {
+	const (
+		count = 8
+		size  = 700 * 1024
+	)
+	t := newTeam("large")
+	ns := uniqueName("large")
+	t.create(namespace(ns))
+	selected := []placementv1beta1.ResourceIdentifier{namespaceID(ns)}
+	for i := 0; i < count; i++ {
+		name := fmt.Sprintf("blob-%d", i)
+		t.create(configMap(ns, name, map[string]string{"blob": strings.Repeat(string(rune('a'+i)), size)}))
+		selected = append(selected, configMapID(ns, name))
+	}
+	crp := newCRP("large", pickFixed("member-1"), namespaceSelector(ns))
+	crp.Spec.Strategy.ApplyStrategy = applyStrategy
+	t.place(crp)
+
+	Eventually(func(g Gomega) {
+		expectAvailable(g, t.getCRP(g, "large"), []string{"member-1"}, selected, "0")
+	}).WithTimeout(3 * time.Minute).Should(Succeed())
+
+	master := &placementv1beta1.ClusterResourceSnapshot{}
+	Expect(t.c.Get(ctx(), client.ObjectKey{Name: "large-0-snapshot"}, master)).To(Succeed())
+	n, err := strconv.Atoi(master.Annotations[placementv1beta1.NumberOfResourceSnapshotsAnnotation])
+	Expect(err).NotTo(HaveOccurred())
+	Expect(n).To(BeNumerically(">", 1), "the selection is split")
+	Expect(master.Labels).To(HaveKeyWithValue(placementv1beta1.IsLatestSnapshotLabel, "true"))
+	group := &placementv1beta1.ClusterResourceSnapshotList{}
+	Expect(t.c.List(ctx(), group, client.MatchingLabels{placementv1beta1.PlacementTrackingLabel: "large", placementv1beta1.ResourceIndexLabel: "0"})).To(Succeed())
+	Expect(group.Items).To(HaveLen(n))
+	manifests := 0
+	for _, s := range group.Items {
+		manifests += len(s.Spec.SelectedResources)
+	}
+	Expect(manifests).To(Equal(count+1), "every selected object is in exactly one shard")
+
+	works := &placementv1beta1.WorkList{}
+	Expect(fleetClient().List(ctx(), works, client.InNamespace("fleet-member-member-1"),
+		client.MatchingLabels{workspaceLabel: t.logicalCluster(Default, "large")})).To(Succeed())
+	Expect(works.Items).To(HaveLen(n), "one Work per snapshot shard")
+
+	mc := memberClient("member-1")
+	for i := 0; i < count; i++ {
+		cm := &corev1.ConfigMap{}
+		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("blob-%d", i)}, cm)).To(Succeed())
+		Expect(cm.Data["blob"]).To(HaveLen(size))
+		Expect(cm.Data["blob"][:1]).To(Equal(string(rune('a' + i))))
+	}
+}
+
+var _ = Describe("A placement of about 5 MB", func() {
+	It("is split over several resource snapshots and arrives complete with server-side apply", func() {
+		placeLarge(&placementv1beta1.ApplyStrategy{Type: placementv1beta1.ApplyStrategyTypeServerSideApply})
+	})
+
+	// Objects over 200 KiB are too big for the last-applied annotation: the
+	// syncer applies them server-side instead.
+	It("is split over several resource snapshots and arrives complete with the default client-side apply", func() {
+		placeLarge(nil)
+	})
+})

@@ -1,0 +1,102 @@
+// Package placement is the end-to-end suite of the placement pipeline: teams
+// create ClusterResourcePlacements and ResourcePlacements in their own
+// workspaces on a real hub, and the specs check what lands on four real
+// member clusters (kube-apiservers with kwok nodes, each with its syncer) and
+// what the placements report.
+package placement
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
+)
+
+// The fleet of the suite. Sizes and labels are chosen so that the seeds'
+// examples have one right answer:
+//
+//	member    region      env      nodes  CPU/node  total CPU  critical-allowed  critical-level
+//	member-1  eastus      prod     3      4         12         true              1
+//	member-2  westus      prod     2      8         16         true              1
+//	member-3  eastus      canary   1      2         2          true              -
+//	member-4  westeurope  staging  2      2         4          -                 -
+//
+// No spec requests CPU on the members, so available CPU stays at the totals.
+var memberSpecs = []framework.MemberSpec{
+	{Name: "member-1", Labels: map[string]string{"region": "eastus", "env": "prod", "critical-allowed": "true", "critical-level": "1"},
+		Nodes: framework.Nodes("m1", 3, "4", "16Gi", nil)},
+	{Name: "member-2", Labels: map[string]string{"region": "westus", "env": "prod", "critical-allowed": "true", "critical-level": "1"},
+		Nodes: framework.Nodes("m2", 2, "8", "32Gi", nil)},
+	{Name: "member-3", Labels: map[string]string{"region": "eastus", "env": "canary", "critical-allowed": "true"},
+		Nodes: framework.Nodes("m3", 1, "2", "8Gi", nil)},
+	{Name: "member-4", Labels: map[string]string{"region": "westeurope", "env": "staging"},
+		Nodes: framework.Nodes("m4", 2, "2", "8Gi", nil)},
+}
+
+var (
+	hub     *framework.Hub
+	members []*framework.Member
+	scheme  = runtime.NewScheme()
+)
+
+const (
+	timeout  = 2 * time.Minute
+	interval = 250 * time.Millisecond
+)
+
+func TestPlacement(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Placement suite")
+}
+
+func init() {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1beta1.AddToScheme, placementv1beta1.AddToScheme, tenancyv1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			panic(err)
+		}
+	}
+}
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	SetDefaultEventuallyTimeout(timeout)
+	SetDefaultEventuallyPollingInterval(interval)
+	SetDefaultConsistentlyPollingInterval(time.Second)
+
+	dir, err := os.MkdirTemp("", "fleet-placement-e2e-")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() {
+		if !CurrentSpecReport().Failed() && !framework.KeepArtifacts() {
+			os.RemoveAll(dir)
+		}
+	})
+	hub, err = framework.StartHub(ctx, framework.HubOptions{
+		RootDir: filepath.Join(dir, "hub"),
+		// A member that leaves is let go quickly; an unhealthy one is noticed
+		// within a few heartbeats (join sets them to 5s).
+		Args: []string{"--cluster-unhealthy-threshold", "15s", "--force-delete-wait-time", "1m"},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(hub.Stop()).To(Succeed()) })
+
+	members, err = hub.StartMembers(ctx, dir, memberSpecs)
+	DeferCleanup(func() {
+		for _, m := range members {
+			_ = m.Stop()
+		}
+	})
+	Expect(err).NotTo(HaveOccurred())
+	for _, m := range members {
+		Expect(hub.WaitMemberReady(ctx, m.Name)).To(Succeed())
+	}
+	GinkgoWriter.Printf("state of this run: %s\n", dir)
+}, NodeTimeout(10*time.Minute))

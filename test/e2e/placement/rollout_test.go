@@ -1,0 +1,181 @@
+package placement
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+)
+
+var _ = Describe("Scaling a PickN placement", func() {
+	It("adds and removes only the difference, on the same policy snapshot", func() {
+		t := newTeam("scale")
+		ns, selected := t.appNamespace("scale")
+		t.place(newCRP("app", pickN(1), namespaceSelector(ns)))
+
+		expectScaled := func(g Gomega, want string, clusters ...string) map[string]placementv1beta1.ClusterResourceBinding {
+			expectAvailable(g, t.getCRP(g, "app"), clusters, selected, "0")
+			snap := t.latestPolicySnapshot(g, "app")
+			g.Expect(snap.Name).To(Equal("app-0"), "scaling does not make a new policy snapshot")
+			g.Expect(snap.Annotations).To(HaveKeyWithValue(placementv1beta1.NumberOfClustersAnnotation, want))
+			g.Expect(selectedClusters(t.decisions(g, "app"))).To(Equal(clusters))
+			bindings := t.activeBindings(g, "app")
+			g.Expect(keys(bindings)).To(Equal(clusters))
+			expectOnlyOn(g, namespace(ns), clusters...)
+			return bindings
+		}
+
+		// Ties go to the lexicographically larger names.
+		var first, third placementv1beta1.ClusterResourceBinding
+		Eventually(func(g Gomega) {
+			first = expectScaled(g, "1", "member-4")["member-4"]
+		}).Should(Succeed())
+
+		By("scaling up to 3")
+		t.updateCRP("app", func(crp *placementv1beta1.ClusterResourcePlacement) {
+			crp.Spec.Policy.NumberOfClusters = ptr.To[int32](3)
+		})
+		Eventually(func(g Gomega) {
+			bindings := expectScaled(g, "3", "member-2", "member-3", "member-4")
+			g.Expect(bindings["member-4"].Name).To(Equal(first.Name), "the first cluster keeps its binding")
+			g.Expect(bindings["member-4"].UID).To(Equal(first.UID))
+			third = bindings["member-3"]
+		}).Should(Succeed())
+
+		By("scaling down to 2")
+		t.updateCRP("app", func(crp *placementv1beta1.ClusterResourcePlacement) {
+			crp.Spec.Policy.NumberOfClusters = ptr.To[int32](2)
+		})
+		Eventually(func(g Gomega) {
+			// The lowest ranked cluster goes: equal scores, smallest name.
+			bindings := expectScaled(g, "2", "member-3", "member-4")
+			for _, kept := range []placementv1beta1.ClusterResourceBinding{first, third} {
+				b := bindings[kept.Spec.TargetCluster]
+				g.Expect(b.Name).To(Equal(kept.Name), "%s keeps its binding", kept.Spec.TargetCluster)
+				g.Expect(b.UID).To(Equal(kept.UID))
+			}
+		}).Should(Succeed())
+	})
+})
+
+// deploymentOn reads a Deployment from a member cluster.
+func deploymentOn(g Gomega, m, ns, name string) *appsv1.Deployment {
+	d := &appsv1.Deployment{}
+	g.ExpectWithOffset(1, memberClient(m).Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed(), "Deployment on %s", m)
+	return d
+}
+
+var _ = Describe("A rolling update with maxUnavailable 1", func() {
+	It("stops after one cluster when the new version never becomes available, and converges once it is fixed", func() {
+		t := newTeam("rollout")
+		ns := uniqueName("web")
+		t.create(namespace(ns), deployment(ns, "web", "nginx:1.27"))
+		selected := []placementv1beta1.ResourceIdentifier{namespaceID(ns), deploymentID(ns, "web")}
+		crp := newCRP("web", pickAll(placementv1beta1.ClusterSelectorTerm{LabelSelector: &metav1.LabelSelector{
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpIn, Values: []string{"prod", "canary"}}},
+		}}), namespaceSelector(ns))
+		crp.Spec.Strategy = placementv1beta1.RolloutStrategy{
+			Type:          placementv1beta1.RollingUpdateRolloutStrategyType,
+			RollingUpdate: &placementv1beta1.RollingUpdateConfig{MaxUnavailable: ptr.To(intstr.FromInt32(1))},
+		}
+		t.place(crp)
+		targets := []string{"member-1", "member-2", "member-3"}
+
+		Eventually(func(g Gomega) {
+			expectAvailable(g, t.getCRP(g, "web"), targets, selected, "0")
+			for _, m := range targets {
+				d := deploymentOn(g, m, ns, "web")
+				g.Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal("nginx:1.27"))
+				g.Expect(d.Status.AvailableReplicas).To(BeEquivalentTo(1), "available replicas on %s", m)
+			}
+		}).Should(Succeed())
+
+		updateDeployment := func(change func(*appsv1.Deployment)) {
+			Eventually(func() error {
+				d := &appsv1.Deployment{}
+				if err := t.c.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "web"}, d); err != nil {
+					return err
+				}
+				change(d)
+				return t.c.Update(ctx(), d)
+			}).Should(Succeed())
+		}
+
+		By("updating the Deployment on the hub so that it can never become available")
+		// kwok runs any image, so the new version asks for a node no member has.
+		updateDeployment(func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Image = "nginx:1.28"
+			d.Spec.Template.Spec.NodeSelector = map[string]string{"fleetplane.io/no-such-node": "true"}
+		})
+		stuck := func(g Gomega) {
+			var updated, old []string
+			for cluster, b := range t.activeBindings(g, "web") {
+				switch b.Spec.ResourceSnapshotName {
+				case "web-1-snapshot":
+					updated = append(updated, cluster)
+				case "web-0-snapshot":
+					old = append(old, cluster)
+				default:
+					g.Expect(b.Spec.ResourceSnapshotName).To(BeElementOf("web-0-snapshot", "web-1-snapshot"), cluster)
+				}
+			}
+			g.Expect(updated).To(HaveLen(1), "exactly one cluster gets the new version")
+			g.Expect(old).To(HaveLen(2))
+			d := deploymentOn(g, updated[0], ns, "web")
+			g.Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal("nginx:1.28"))
+			g.Expect(d.Spec.Template.Spec.NodeSelector).To(HaveKey("fleetplane.io/no-such-node"))
+			for _, m := range old {
+				d := deploymentOn(g, m, ns, "web")
+				g.Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal("nginx:1.27"), "the old version stays on %s", m)
+				g.Expect(d.Spec.Template.Spec.NodeSelector).To(BeEmpty())
+			}
+
+			crp := t.getCRP(g, "web")
+			g.Expect(crp.Status.ObservedResourceIndex).To(Equal("1"))
+			g.Expect(crp.Status.SelectedResources).To(ConsistOf(selected))
+			available := condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType))
+			g.Expect(available.Status).NotTo(Equal(metav1.ConditionTrue), "%+v", available)
+			started := condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementRolloutStartedConditionType))
+			g.Expect(started.Status).To(Equal(metav1.ConditionFalse), "%+v", started)
+			g.Expect(started.Reason).To(Equal(placementv1beta1.RolloutNotStartedYetReason))
+			for _, pcs := range crp.Status.PerClusterPlacementStatuses {
+				if pcs.ClusterName == updated[0] {
+					g.Expect(pcs.ObservedResourceIndex).To(Equal("1"))
+					g.Expect(condition(pcs.Conditions, string(placementv1beta1.PerClusterAppliedConditionType)).Status).To(Equal(metav1.ConditionTrue))
+					c := condition(pcs.Conditions, string(placementv1beta1.PerClusterAvailableConditionType))
+					g.Expect(c.Status).To(Equal(metav1.ConditionFalse), "Available on %s: %+v", pcs.ClusterName, c)
+					g.Expect(c.Reason).To(Equal(placementv1beta1.WorkNotAvailableReason))
+					continue
+				}
+				g.Expect(pcs.ObservedResourceIndex).To(Equal("0"))
+				c := condition(pcs.Conditions, string(placementv1beta1.PerClusterRolloutStartedConditionType))
+				g.Expect(c.Status).To(Equal(metav1.ConditionFalse), "RolloutStarted on %s: %+v", pcs.ClusterName, c)
+				g.Expect(c.Reason).To(Equal(placementv1beta1.RolloutNotStartedYetReason))
+			}
+		}
+		Eventually(stuck).Should(Succeed())
+		By("the rollout stays stopped while the updated cluster is unavailable")
+		Consistently(stuck, "5s").Should(Succeed())
+
+		By("fixing the Deployment on the hub")
+		updateDeployment(func(d *appsv1.Deployment) { d.Spec.Template.Spec.NodeSelector = nil })
+		Eventually(func(g Gomega) {
+			expectAvailable(g, t.getCRP(g, "web"), targets, selected, "2")
+			for cluster, b := range t.activeBindings(g, "web") {
+				g.Expect(b.Spec.ResourceSnapshotName).To(Equal("web-2-snapshot"), cluster)
+			}
+			for _, m := range targets {
+				d := deploymentOn(g, m, ns, "web")
+				g.Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal("nginx:1.28"))
+				g.Expect(d.Spec.Template.Spec.NodeSelector).To(BeEmpty())
+				g.Expect(d.Status.UpdatedReplicas).To(BeEquivalentTo(1))
+				g.Expect(d.Status.AvailableReplicas).To(BeEquivalentTo(1))
+			}
+		}).Should(Succeed())
+	})
+})
