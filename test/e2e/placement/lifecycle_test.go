@@ -50,6 +50,36 @@ var _ = Describe("Deleting a placement", func() {
 	})
 })
 
+var _ = Describe("Deleting a placement with deleteStrategy Abandon", func() {
+	It("leaves what it placed on the members, no longer owned by the fleet", func() {
+		t := newTeam("abandon")
+		ns, selected := t.appNamespace("kept")
+		crp := newCRP("app", pickFixed("member-2"), namespaceSelector(ns))
+		crp.Spec.Strategy.DeleteStrategy = &placementv1beta1.DeleteStrategy{PropagationPolicy: placementv1beta1.DeletePropagationPolicyAbandon}
+		t.place(crp)
+		Eventually(func(g Gomega) {
+			expectAvailable(g, t.getCRP(g, "app"), []string{"member-2"}, selected, "0")
+		}).Should(Succeed())
+		ws := t.logicalCluster(Default, "app")
+
+		t.deletePlacement(crp)
+		Eventually(func(g Gomega) {
+			works := &placementv1beta1.WorkList{}
+			g.Expect(fleetClient().List(ctx(), works, client.MatchingLabels{workspaceLabel: ws})).To(Succeed())
+			g.Expect(works.Items).To(BeEmpty())
+		}).Should(Succeed())
+		mc := memberClient("member-2")
+		cm := &corev1.ConfigMap{}
+		Consistently(func(g Gomega) {
+			g.Expect(mc.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, cm)).To(Succeed())
+			g.Expect(cm.DeletionTimestamp.IsZero()).To(BeTrue())
+		}).WithTimeout(3 * time.Second).Should(Succeed())
+		Expect(cm.Data).To(HaveKeyWithValue("team", t.path))
+		Expect(cm.OwnerReferences).To(BeEmpty(), "nothing on the member points at the fleet's AppliedWork any more")
+		DeferCleanup(func() { Expect(mc.Delete(ctx(), namespace(ns))).To(Succeed()) })
+	})
+})
+
 // placeLarge places a namespace with 8 ConfigMaps of 700 KB each (about
 // 5 MB) on member-1 and checks that the selection is split over several
 // resource snapshots (and Works) and arrives complete.

@@ -1,0 +1,245 @@
+package workgenerator
+
+import (
+	"context"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/controllers/common/placements"
+)
+
+const workspace = logicalcluster.Name("2abc")
+
+func fakeClient(t *testing.T, objs ...client.Object) client.Client {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := placementv1beta1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build()
+}
+
+// binding is the binding of placement "web" (an RP's if namespace is set)
+// to cluster m1, rolled out to snapshot web-3-snapshot.
+func binding(namespace string) placementv1beta1.BindingObj {
+	spec := placementv1beta1.ResourceBindingSpec{
+		State: placementv1beta1.BindingStateBound, TargetCluster: "m1", ResourceSnapshotName: "web-3-snapshot",
+		ApplyStrategy: &placementv1beta1.ApplyStrategy{Type: placementv1beta1.ApplyStrategyTypeServerSideApply},
+	}
+	meta := metav1.ObjectMeta{Namespace: namespace, Name: "web-m1", Labels: map[string]string{placementv1beta1.PlacementTrackingLabel: "web"}}
+	if namespace == "" {
+		return &placementv1beta1.ClusterResourceBinding{ObjectMeta: meta, Spec: spec}
+	}
+	return &placementv1beta1.ResourceBinding{ObjectMeta: meta, Spec: spec}
+}
+
+// snapshotGroup returns resource snapshot index 3 of placement "web" split
+// over n objects (the master first), each holding one manifest.
+func snapshotGroup(namespace string, n int) []placementv1beta1.ResourceSnapshotObj {
+	k := placements.Key{Namespace: namespace, Name: "web"}
+	var out []placementv1beta1.ResourceSnapshotObj
+	for sub := 0; sub < n; sub++ {
+		s := k.NewResourceSnapshot()
+		s.SetName("web-3-" + strconv.Itoa(sub))
+		ann := map[string]string{placementv1beta1.SubindexOfResourceSnapshotAnnotation: strconv.Itoa(sub)}
+		if sub == 0 {
+			s.SetName("web-3-snapshot")
+			ann = map[string]string{placementv1beta1.NumberOfResourceSnapshotsAnnotation: strconv.Itoa(n)}
+		}
+		s.SetLabels(map[string]string{placementv1beta1.PlacementTrackingLabel: "web", placementv1beta1.ResourceIndexLabel: "3"})
+		s.SetAnnotations(ann)
+		s.SetResourceSnapshotSpec(placementv1beta1.ResourceSnapshotSpec{SelectedResources: []placementv1beta1.ResourceContent{
+			{RawExtension: runtime.RawExtension{Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg-` + strconv.Itoa(sub) + `","namespace":"app"}}`)}},
+		}})
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestWorkNamesAndLabels(t *testing.T) {
+	tests := []struct {
+		name, namespace string
+		sub             int
+		wantName        string
+	}{
+		{"a CRP's first Work", "", 0, "2abc.web-work"},
+		{"a CRP's further shard", "", 2, "2abc.web-2"},
+		{"an RP's first Work", "app", 0, "2abc.app.web-work"},
+		{"an RP's further shard", "app", 1, "2abc.app.web-1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := binding(tc.namespace)
+			s := snapshotGroup(tc.namespace, 3)[tc.sub]
+			w := origin{workspace: workspace, binding: b}.work(tc.sub, s)
+
+			if w.Name != tc.wantName || w.Namespace != "fleet-member-m1" {
+				t.Errorf("Work = %s/%s, want fleet-member-m1/%s", w.Namespace, w.Name, tc.wantName)
+			}
+			wantLabels := map[string]string{
+				placements.WorkspaceLabel:                         "2abc",
+				placementv1beta1.PlacementTrackingLabel:           "web",
+				placementv1beta1.ParentBindingLabel:               "web-m1",
+				placementv1beta1.ParentNamespaceLabel:             tc.namespace,
+				placementv1beta1.ParentResourceSnapshotIndexLabel: "3",
+			}
+			if !reflect.DeepEqual(w.Labels, wantLabels) {
+				t.Errorf("labels = %v, want %v", w.Labels, wantLabels)
+			}
+			if got := w.Annotations[placementv1beta1.ParentResourceSnapshotNameAnnotation]; got != "web-3-snapshot" {
+				t.Errorf("parent snapshot annotation = %q, want web-3-snapshot", got)
+			}
+			if m := w.Spec.Workload.Manifests; len(m) != 1 || string(m[0].Raw) != string(s.GetResourceSnapshotSpec().SelectedResources[0].Raw) {
+				t.Errorf("manifests = %v, want the snapshot's objects", m)
+			}
+			as := b.GetBindingSpec().ApplyStrategy
+			if !reflect.DeepEqual(w.Spec.ApplyStrategy, as) || w.Spec.ApplyStrategy == as {
+				t.Errorf("apply strategy = %+v, want a copy of the binding's %+v", w.Spec.ApplyStrategy, as)
+			}
+		})
+	}
+}
+
+func TestApplyWritesOnlyChangedWork(t *testing.T) {
+	want := func() *placementv1beta1.Work {
+		return origin{workspace: workspace, binding: binding("")}.work(0, snapshotGroup("", 1)[0])
+	}
+	tests := []struct {
+		name      string
+		existing  func(w *placementv1beta1.Work) // nil: there is no Work yet
+		wantWrite bool
+	}{
+		{"a missing Work is created", nil, true},
+		{"an equal Work is kept", func(*placementv1beta1.Work) {}, false},
+		{"labels and annotations added by others do not count", func(w *placementv1beta1.Work) {
+			w.Labels["kcp.io/extra"] = "x"
+			w.Annotations = map[string]string{"kcp.io/cluster": "root-fleet", placementv1beta1.ParentResourceSnapshotNameAnnotation: "web-3-snapshot"}
+		}, false},
+		{"another spec is rewritten", func(w *placementv1beta1.Work) { w.Spec.ApplyStrategy = nil }, true},
+		{"another snapshot index is rewritten", func(w *placementv1beta1.Work) {
+			w.Labels[placementv1beta1.ParentResourceSnapshotIndexLabel] = "2"
+		}, true},
+		{"a lost annotation is rewritten", func(w *placementv1beta1.Work) { w.Annotations = nil }, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			r := &Reconciler{Fleet: fakeClient(t)}
+			var existing *placementv1beta1.Work
+			if tc.existing != nil {
+				existing = want()
+				tc.existing(existing)
+				if err := r.Fleet.Create(ctx, existing); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rvBefore := ""
+			if existing != nil {
+				rvBefore = existing.ResourceVersion
+			}
+
+			got, err := r.apply(ctx, existing, want())
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored := &placementv1beta1.Work{}
+			if err := r.Fleet.Get(ctx, client.ObjectKeyFromObject(got), stored); err != nil {
+				t.Fatal(err)
+			}
+			if written := stored.ResourceVersion != rvBefore; written != tc.wantWrite {
+				t.Errorf("written = %v, want %v", written, tc.wantWrite)
+			}
+			w := want()
+			if !reflect.DeepEqual(stored.Spec, w.Spec) || !contains(stored.Labels, w.Labels) || !contains(stored.Annotations, w.Annotations) {
+				t.Errorf("stored Work = %+v, want it to match %+v", stored, w)
+			}
+			if tc.existing != nil && stored.Labels["kcp.io/extra"] != existing.Labels["kcp.io/extra"] {
+				t.Errorf("labels of others were dropped: %v", stored.Labels)
+			}
+		})
+	}
+}
+
+func TestApplyRefusesWorkOfAnotherBinding(t *testing.T) {
+	w := origin{workspace: workspace, binding: binding("")}.work(0, snapshotGroup("", 1)[0])
+	r := &Reconciler{Fleet: fakeClient(t, w.DeepCopy())}
+	if _, err := r.apply(context.Background(), nil, w); err == nil || !strings.Contains(err.Error(), "belongs to another binding") {
+		t.Errorf("creating over an existing Work: err = %v, want a conflict with another binding", err)
+	}
+}
+
+func workNames(t *testing.T, c client.Client) []string {
+	t.Helper()
+	list := &placementv1beta1.WorkList{}
+	if err := c.List(context.Background(), list); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, w := range list.Items {
+		out = append(out, w.Namespace+"/"+w.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestSyncWorks(t *testing.T) {
+	for kind, ns := range map[string]string{"CRP": "", "RP": "app"} {
+		t.Run(kind, func(t *testing.T) {
+			ctx := context.Background()
+			b := binding(ns)
+			o := origin{workspace: workspace, binding: b}
+			var hubObjs []client.Object
+			for _, s := range snapshotGroup(ns, 2) {
+				hubObjs = append(hubObjs, s)
+			}
+			hub := fakeClient(t, hubObjs...)
+
+			// A Work of a third shard from an earlier snapshot, and Works of
+			// the same binding name in another workspace and in another
+			// placement kind, which are not this binding's.
+			stale := o.work(2, snapshotGroup(ns, 3)[2])
+			otherWS := origin{workspace: "3def", binding: b}.work(0, snapshotGroup(ns, 1)[0])
+			otherNamespace := "app"
+			if ns == "app" {
+				otherNamespace = ""
+			}
+			otherKind := origin{workspace: workspace, binding: binding(otherNamespace)}.work(0, snapshotGroup(ns, 1)[0])
+			r := &Reconciler{Fleet: fakeClient(t, stale, otherWS, otherKind)}
+
+			works, err := r.syncWorks(ctx, hub, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prefix := map[string]string{"": "2abc.web", "app": "2abc.app.web"}[ns]
+			if len(works) != 2 || works[0].Name != prefix+"-work" || works[1].Name != prefix+"-1" {
+				t.Fatalf("synced Works = %v", works)
+			}
+			want := []string{"fleet-member-m1/" + otherWS.Name, "fleet-member-m1/" + otherKind.Name, "fleet-member-m1/" + prefix + "-1", "fleet-member-m1/" + prefix + "-work"}
+			sort.Strings(want)
+			if got := workNames(t, r.Fleet); !reflect.DeepEqual(got, want) {
+				t.Errorf("Works = %v, want %v", got, want)
+			}
+
+			// Synced again with nothing changed, no Work is written.
+			again, err := r.syncWorks(ctx, hub, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range again {
+				if again[i].ResourceVersion != works[i].ResourceVersion {
+					t.Errorf("Work %s was rewritten", again[i].Name)
+				}
+			}
+		})
+	}
+}
