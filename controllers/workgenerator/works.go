@@ -77,7 +77,7 @@ func (r *Reconciler) apply(ctx context.Context, existing, want *placementv1beta1
 	if existing == nil {
 		err := r.Fleet.Create(ctx, want)
 		if apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("Work %s/%s already exists but belongs to another binding; it is retried", want.Namespace, want.Name)
+			return nil, fmt.Errorf("Work %s/%s already exists but belongs to another binding; it is retried (if this lasts, a ClusterResourcePlacement named <namespace>.<name> and a ResourcePlacement <name> in <namespace> of the same workspace share the Work name: rename one of them)", want.Namespace, want.Name)
 		}
 		return want, err
 	}
