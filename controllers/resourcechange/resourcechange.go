@@ -2,7 +2,8 @@
 // workspace and asks the placement controllers to reconcile the placements of
 // that workspace that may select it, so that a new resource snapshot is taken.
 // It watches each placeable resource once across all workspaces
-// (kcp's /clusters/* wildcard, as the hub's privileged loopback identity).
+// (kcp's /clusters/* wildcard, as the hub's privileged loopback identity),
+// and the custom resources a workspace defines itself in that workspace.
 package resourcechange
 
 import (
@@ -44,8 +45,10 @@ var native = []schema.GroupVersionResource{
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
-	{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"},
+	crdResource,
 }
+
+var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
 // envelopes are the placement-API kinds that are placed.
 var envelopes = map[string]bool{"clusterresourceenvelopes": true, "resourceenvelopes": true}
@@ -55,14 +58,18 @@ type Detector struct {
 	clusterPlacements, namespacedPlacements chan event.TypedGenericEvent[mcreconcile.Request]
 	// workspaces gives the placements of one workspace from the cache.
 	workspaces mcmanager.Manager
+	// apisChanged is told when a workspace's own CRDs change, so that
+	// cached discovery of its APIs is refreshed.
+	apisChanged func(logicalcluster.Name)
 }
 
 // New returns a detector; Start runs it.
-func New(mgr mcmanager.Manager) *Detector {
+func New(mgr mcmanager.Manager, apisChanged func(logicalcluster.Name)) *Detector {
 	return &Detector{
 		clusterPlacements:    make(chan event.TypedGenericEvent[mcreconcile.Request], 1024),
 		namespacedPlacements: make(chan event.TypedGenericEvent[mcreconcile.Request], 1024),
 		workspaces:           mgr,
+		apisChanged:          apisChanged,
 	}
 }
 
@@ -104,6 +111,10 @@ func (d *Detector) Start(ctx context.Context, loopback *rest.Config, fleet clien
 		}); err != nil {
 			return err
 		}
+	}
+	local := newLocalResources(ctx, dyn, d.changedIn, d.apisChanged)
+	if _, err := factory.ForResource(crdResource).Informer().AddEventHandler(local.handler()); err != nil {
+		return err
 	}
 	factory.Start(ctx.Done())
 	go func() {
@@ -156,14 +167,17 @@ func storageVersion(ctx context.Context, c client.Reader, schemaName string) (st
 
 // changed enqueues the placements of the object's workspace that may select it.
 func (d *Detector) changed(obj any) {
-	if tombstone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-		obj = tombstone.Obj
+	if u, ok := unwrap(obj); ok {
+		d.changedIn(logicalcluster.From(u), u)
 	}
-	u, ok := obj.(*unstructured.Unstructured)
+}
+
+// changedIn enqueues the placements of workspace ws that may select obj.
+func (d *Detector) changedIn(ws logicalcluster.Name, obj any) {
+	u, ok := unwrap(obj)
 	if !ok {
 		return
 	}
-	ws := logicalcluster.From(u)
 	ctx := context.Background()
 	for _, namespaced := range []bool{false, true} {
 		for _, p := range d.placementsIn(ctx, ws, namespaced) {
@@ -173,6 +187,15 @@ func (d *Detector) changed(obj any) {
 			}
 		}
 	}
+}
+
+// unwrap returns the object of a watch event, deleted ones included.
+func unwrap(obj any) (*unstructured.Unstructured, bool) {
+	if tombstone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	return u, ok
 }
 
 func (d *Detector) send(namespaced bool, req mcreconcile.Request) {

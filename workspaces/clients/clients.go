@@ -93,6 +93,17 @@ func (f *Factory) Forget(name logicalcluster.Name) {
 	delete(f.cache, name)
 }
 
+// APIsChanged drops what is cached of a logical cluster's API discovery,
+// after CRDs there changed.
+func (f *Factory) APIsChanged(name logicalcluster.Name) {
+	f.mu.Lock()
+	w, ok := f.cache[name]
+	f.mu.Unlock()
+	if ok {
+		w.Mapper.Reset()
+	}
+}
+
 // Recorder records events in the workspace, where its users see them.
 func (w *Workspace) Recorder(scheme *runtime.Scheme, component string) record.EventRecorder {
 	w.recorderOnce.Do(func() {

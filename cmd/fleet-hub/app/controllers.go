@@ -96,8 +96,9 @@ func startControllers(ctx context.Context, loopback *rest.Config, opts controlle
 	if err != nil {
 		return err
 	}
-	changes := resourcechange.New(mcMgr)
-	if err := setupControllers(mcMgr, loopback, scheme, opts, changes); err != nil {
+	workspaces := clients.NewFactory(loopback, scheme)
+	changes := resourcechange.New(mcMgr, workspaces.APIsChanged)
+	if err := setupControllers(mcMgr, workspaces, opts, changes); err != nil {
 		return err
 	}
 	go func() {
@@ -118,7 +119,7 @@ func startControllers(ctx context.Context, loopback *rest.Config, opts controlle
 	return nil
 }
 
-func setupControllers(mgr mcmanager.Manager, loopback *rest.Config, scheme *runtime.Scheme, opts controllerOptions, changes *resourcechange.Detector) error {
+func setupControllers(mgr mcmanager.Manager, workspaces *clients.Factory, opts controllerOptions, changes *resourcechange.Detector) error {
 	local := mgr.GetLocalManager()
 	mc := &membercluster.Reconciler{
 		Client:             local.GetClient(),
@@ -132,7 +133,6 @@ func setupControllers(mgr mcmanager.Manager, loopback *rest.Config, scheme *runt
 	if err := (&clustergrant.Reconciler{Client: local.GetClient()}).SetupWithManager(local); err != nil {
 		return err
 	}
-	workspaces := clients.NewFactory(loopback, scheme)
 	sched := profile.NewDefaultFramework()
 	for _, namespaced := range []bool{false, true} {
 		scope := placements.Scope{Namespaced: namespaced}

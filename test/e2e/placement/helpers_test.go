@@ -288,29 +288,45 @@ var placementConditions = []struct{ suffix, reason, perClusterReason string }{
 // expectAvailable checks that a placement has rolled out resource snapshot
 // index to exactly the clusters, and says so the way KubeFleet does.
 func expectAvailable(g Gomega, p placementv1beta1.PlacementObj, clusters []string, selected []placementv1beta1.ResourceIdentifier, index string) {
+	expectRolledOut(g, p, clusters, selected, index, placementv1beta1.AllWorkAvailableReason)
+}
+
+// expectAvailableUntrackable is expectAvailable for resources whose
+// availability members cannot track (custom resources): they count as
+// available, and each cluster says why.
+func expectAvailableUntrackable(g Gomega, p placementv1beta1.PlacementObj, clusters []string, selected []placementv1beta1.ResourceIdentifier, index string) {
+	expectRolledOut(g, p, clusters, selected, index, placementv1beta1.WorkNotAvailabilityTrackableReason)
+}
+
+// expectRolledOut checks for its two callers (offset 2).
+func expectRolledOut(g Gomega, p placementv1beta1.PlacementObj, clusters []string, selected []placementv1beta1.ResourceIdentifier, index, availableReason string) {
 	st := p.GetPlacementStatus()
 	gen := p.GetGeneration()
 	for _, want := range placementConditions {
 		c := condition(st.Conditions, conditionPrefix(p)+want.suffix)
-		g.ExpectWithOffset(1, c.Status).To(Equal(metav1.ConditionTrue), "%s: %+v%s", c.Type, c, describeClusters(st))
-		g.ExpectWithOffset(1, c.Reason).To(Equal(want.reason), "%s: %+v", c.Type, c)
-		g.ExpectWithOffset(1, c.ObservedGeneration).To(Equal(gen), "%s: %+v", c.Type, c)
+		g.ExpectWithOffset(2, c.Status).To(Equal(metav1.ConditionTrue), "%s: %+v%s", c.Type, c, describeClusters(st))
+		g.ExpectWithOffset(2, c.Reason).To(Equal(want.reason), "%s: %+v", c.Type, c)
+		g.ExpectWithOffset(2, c.ObservedGeneration).To(Equal(gen), "%s: %+v", c.Type, c)
 	}
-	g.ExpectWithOffset(1, st.ObservedResourceIndex).To(Equal(index))
-	g.ExpectWithOffset(1, st.SelectedResources).To(ConsistOf(selected))
+	g.ExpectWithOffset(2, st.ObservedResourceIndex).To(Equal(index))
+	g.ExpectWithOffset(2, st.SelectedResources).To(ConsistOf(selected))
 	var names []string
 	for _, pcs := range st.PerClusterPlacementStatuses {
 		names = append(names, pcs.ClusterName)
-		g.ExpectWithOffset(1, pcs.ObservedResourceIndex).To(Equal(index), "observedResourceIndex of %s", pcs.ClusterName)
-		g.ExpectWithOffset(1, pcs.FailedPlacements).To(BeEmpty(), "failedPlacements of %s", pcs.ClusterName)
+		g.ExpectWithOffset(2, pcs.ObservedResourceIndex).To(Equal(index), "observedResourceIndex of %s", pcs.ClusterName)
+		g.ExpectWithOffset(2, pcs.FailedPlacements).To(BeEmpty(), "failedPlacements of %s", pcs.ClusterName)
 		for _, want := range placementConditions {
 			c := condition(pcs.Conditions, want.suffix)
-			g.ExpectWithOffset(1, c.Status).To(Equal(metav1.ConditionTrue), "%s on %s: %+v", c.Type, pcs.ClusterName, c)
-			g.ExpectWithOffset(1, c.Reason).To(Equal(want.perClusterReason), "%s on %s: %+v", c.Type, pcs.ClusterName, c)
-			g.ExpectWithOffset(1, c.ObservedGeneration).To(Equal(gen), "%s on %s: %+v", c.Type, pcs.ClusterName, c)
+			reason := want.perClusterReason
+			if want.suffix == "Available" {
+				reason = availableReason
+			}
+			g.ExpectWithOffset(2, c.Status).To(Equal(metav1.ConditionTrue), "%s on %s: %+v", c.Type, pcs.ClusterName, c)
+			g.ExpectWithOffset(2, c.Reason).To(Equal(reason), "%s on %s: %+v", c.Type, pcs.ClusterName, c)
+			g.ExpectWithOffset(2, c.ObservedGeneration).To(Equal(gen), "%s on %s: %+v", c.Type, pcs.ClusterName, c)
 		}
 	}
-	g.ExpectWithOffset(1, names).To(ConsistOf(clusters), "placementStatuses")
+	g.ExpectWithOffset(2, names).To(ConsistOf(clusters), "placementStatuses")
 }
 
 // Member clusters.

@@ -1,0 +1,115 @@
+package placement
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+)
+
+var _ = Describe("Custom resources a team defines in its workspace", func() {
+	It("are placed with their CRD, and their changes are followed", func() {
+		t := newTeam("crd")
+		group := uniqueName("widgets") + ".example.com"
+		crd := widgetCRD(group)
+		t.create(crd)
+		Eventually(func(g Gomega) {
+			got := &apiextensionsv1.CustomResourceDefinition{}
+			g.Expect(t.c.Get(ctx(), client.ObjectKeyFromObject(crd), got)).To(Succeed())
+			g.Expect(crdEstablished(got)).To(BeTrue())
+		}).Should(Succeed())
+		ns := uniqueName("widgets")
+		t.create(namespace(ns))
+		t.create(widget(group, ns, "small", 1))
+
+		DeferCleanup(func() {
+			// Runs after the placement is deleted: the CRD goes with it.
+			Eventually(func(g Gomega) {
+				expectGoneFrom(g, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: crd.Name}}, "member-1")
+			}).Should(Succeed())
+		})
+		crdTerm := placementv1beta1.ResourceSelectorTerm{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition", Name: crd.Name}
+		t.place(newCRP("widgets", pickFixed("member-1"), crdTerm, namespaceSelector(ns)))
+		selected := []placementv1beta1.ResourceIdentifier{
+			{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition", Name: crd.Name},
+			namespaceID(ns),
+			{Group: group, Version: "v1", Kind: "Widget", Namespace: ns, Name: "small"},
+		}
+		Eventually(func(g Gomega) {
+			expectAvailableUntrackable(g, t.getCRP(g, "widgets"), []string{"member-1"}, selected, "0")
+			g.Expect(memberWidgetSize(g, group, ns, "small")).To(BeEquivalentTo(1))
+		}).Should(Succeed())
+
+		By("changing the custom resource in the workspace")
+		Eventually(func() error {
+			w := widget(group, ns, "small", 0)
+			if err := t.c.Get(ctx(), client.ObjectKeyFromObject(w), w); err != nil {
+				return err
+			}
+			Expect(unstructured.SetNestedField(w.Object, int64(2), "spec", "size")).To(Succeed())
+			return t.c.Update(ctx(), w)
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			expectAvailableUntrackable(g, t.getCRP(g, "widgets"), []string{"member-1"}, selected, "1")
+			g.Expect(memberWidgetSize(g, group, ns, "small")).To(BeEquivalentTo(2))
+		}).Should(Succeed())
+
+		By("adding another one")
+		t.create(widget(group, ns, "large", 3))
+		selected = append(selected, placementv1beta1.ResourceIdentifier{Group: group, Version: "v1", Kind: "Widget", Namespace: ns, Name: "large"})
+		Eventually(func(g Gomega) {
+			expectAvailableUntrackable(g, t.getCRP(g, "widgets"), []string{"member-1"}, selected, "2")
+			g.Expect(memberWidgetSize(g, group, ns, "large")).To(BeEquivalentTo(3))
+		}).Should(Succeed())
+	})
+})
+
+func widgetCRD(group string) *apiextensionsv1.CustomResourceDefinition {
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets." + group},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: group,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Singular: "widget", Kind: "Widget", ListKind: "WidgetList"},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object",
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{
+						"spec": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"size": {Type: "integer"}}},
+					},
+				}},
+			}},
+		},
+	}
+}
+
+func crdEstablished(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func widget(group, ns, name string, size int64) *unstructured.Unstructured {
+	w := &unstructured.Unstructured{}
+	w.SetGroupVersionKind(schema.GroupVersionKind{Group: group, Version: "v1", Kind: "Widget"})
+	w.SetNamespace(ns)
+	w.SetName(name)
+	w.Object["spec"] = map[string]any{"size": size}
+	return w
+}
+
+func memberWidgetSize(g Gomega, group, ns, name string) int64 {
+	w := widget(group, ns, name, 0)
+	g.ExpectWithOffset(1, memberClient("member-1").Get(ctx(), client.ObjectKeyFromObject(w), w)).To(Succeed())
+	size, _, _ := unstructured.NestedInt64(w.Object, "spec", "size")
+	return size
+}
