@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -20,14 +19,8 @@ func TestHub(t *testing.T) {
 }
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	dir, err := os.MkdirTemp("", "fleet-hub-e2e-")
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() {
-		// Keep the hub's state and log when something failed.
-		if !CurrentSpecReport().Failed() && !framework.KeepArtifacts() {
-			os.RemoveAll(dir)
-		}
-	})
+	dir := framework.SuiteDir("fleet-hub-e2e-")
+	var err error
 	hub, err = framework.StartHub(ctx, framework.HubOptions{RootDir: filepath.Join(dir, "hub")})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(hub.Stop()).To(Succeed()) })

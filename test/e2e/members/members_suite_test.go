@@ -2,8 +2,6 @@ package members
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -38,32 +36,14 @@ func init() {
 }
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	dir, err := os.MkdirTemp("", "fleet-members-e2e-")
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() {
-		if !CurrentSpecReport().Failed() && !framework.KeepArtifacts() {
-			os.RemoveAll(dir)
-		}
-	})
-	hub, err = framework.StartHub(ctx, framework.HubOptions{
-		RootDir: filepath.Join(dir, "hub"),
-		// Short enough for the specs to watch a member go unhealthy and leave.
-		Args: []string{"--cluster-unhealthy-threshold", "15s", "--force-delete-wait-time", "1m"},
-	})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { Expect(hub.Stop()).To(Succeed()) })
-
-	members, err = hub.StartMembers(ctx, dir, []framework.MemberSpec{
-		{Name: "member-1", Labels: map[string]string{"region": "eastus", "env": "prod"}, Nodes: framework.Nodes("m1", 2, "4", "16Gi", map[string]string{"zone": "1"})},
-		{Name: "member-2", Labels: map[string]string{"region": "westus", "env": "prod"}, Nodes: framework.Nodes("m2", 3, "8", "32Gi", nil)},
-		{Name: "member-3", Labels: map[string]string{"region": "eastus", "env": "canary"}, Nodes: framework.Nodes("m3", 1, "2", "8Gi", nil)},
-	})
-	DeferCleanup(func() {
-		for _, m := range members {
-			_ = m.Stop()
-		}
-	})
-	Expect(err).NotTo(HaveOccurred())
+	// Short enough for the specs to watch a member go unhealthy and leave.
+	hub, members = framework.StartFleet(ctx, "fleet-members-e2e-",
+		[]string{"--cluster-unhealthy-threshold", "15s", "--force-delete-wait-time", "1m"},
+		[]framework.MemberSpec{
+			{Name: "member-1", Labels: map[string]string{"region": "eastus", "env": "prod"}, Nodes: framework.Nodes("m1", 2, "4", "16Gi", map[string]string{"zone": "1"})},
+			{Name: "member-2", Labels: map[string]string{"region": "westus", "env": "prod"}, Nodes: framework.Nodes("m2", 3, "8", "32Gi", nil)},
+			{Name: "member-3", Labels: map[string]string{"region": "eastus", "env": "canary"}, Nodes: framework.Nodes("m3", 1, "2", "8Gi", nil)},
+		})
 }, NodeTimeout(10*60e9))
 
 // fleetClient is an admin client for root:fleet.
@@ -79,15 +59,7 @@ func memberClient(m *framework.Member) client.Client {
 	return c
 }
 
-func member(name string) *framework.Member {
-	for _, m := range members {
-		if m.Name == name {
-			return m
-		}
-	}
-	Fail("no member " + name)
-	return nil
-}
+func member(name string) *framework.Member { return framework.MemberNamed(members, name) }
 
 // newWork builds a Work for a member from objects.
 func newWork(memberName, name string, objs ...any) *placementv1beta1.Work {

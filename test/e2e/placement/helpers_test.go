@@ -45,15 +45,7 @@ func allMembers() []string {
 	return out
 }
 
-func member(name string) *framework.Member {
-	for _, m := range members {
-		if m.Name == name {
-			return m
-		}
-	}
-	Fail("no member " + name)
-	return nil
-}
+func member(name string) *framework.Member { return framework.MemberNamed(members, name) }
 
 // fleetClient is an admin client for root:fleet (member clusters, Work,
 // grants).

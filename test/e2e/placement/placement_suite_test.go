@@ -6,8 +6,6 @@
 package placement
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -73,31 +71,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	SetDefaultEventuallyPollingInterval(interval)
 	SetDefaultConsistentlyPollingInterval(time.Second)
 
-	dir, err := os.MkdirTemp("", "fleet-placement-e2e-")
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() {
-		if !CurrentSpecReport().Failed() && !framework.KeepArtifacts() {
-			os.RemoveAll(dir)
-		}
-	})
-	hub, err = framework.StartHub(ctx, framework.HubOptions{
-		RootDir: filepath.Join(dir, "hub"),
-		// A member that leaves is let go quickly; an unhealthy one is noticed
-		// within a few heartbeats (join sets them to 5s).
-		Args: []string{"--cluster-unhealthy-threshold", "15s", "--force-delete-wait-time", "1m"},
-	})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { Expect(hub.Stop()).To(Succeed()) })
-
-	members, err = hub.StartMembers(ctx, dir, memberSpecs)
-	DeferCleanup(func() {
-		for _, m := range members {
-			_ = m.Stop()
-		}
-	})
-	Expect(err).NotTo(HaveOccurred())
-	for _, m := range members {
-		Expect(hub.WaitMemberReady(ctx, m.Name)).To(Succeed())
-	}
-	GinkgoWriter.Printf("state of this run: %s\n", dir)
+	// A member that leaves is let go quickly; an unhealthy one is noticed
+	// within a few heartbeats (join sets them to 5s).
+	hub, members = framework.StartFleet(ctx, "fleet-placement-e2e-",
+		[]string{"--cluster-unhealthy-threshold", "15s", "--force-delete-wait-time", "1m"}, memberSpecs)
 }, NodeTimeout(10*time.Minute))

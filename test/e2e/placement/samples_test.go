@@ -1,0 +1,83 @@
+package placement
+
+import (
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
+)
+
+const samplesDir = "../../../config/samples"
+
+// The samples in config/samples are what the docs tell users to apply: they
+// must work as written.
+var _ = Describe("The samples", func() {
+	It("team-a: the namespace goes everywhere, the app to two production clusters", func() {
+		t := newTeam("team-a")
+		placements := t.applySamples("team-a/00-namespace.yaml", "team-a/10-deployment.yaml", "team-a/20-crp-namespace.yaml", "team-a/30-rp-web.yaml")
+		Expect(placements).To(HaveLen(2))
+		for _, p := range placements {
+			t.place(p)
+		}
+		Eventually(func(g Gomega) {
+			expectAvailable(g, t.getCRP(g, "web-namespace"), allMembers(), []placementv1beta1.ResourceIdentifier{namespaceID("web")}, "0")
+			rp := &placementv1beta1.ResourcePlacement{}
+			g.Expect(t.c.Get(ctx(), client.ObjectKey{Namespace: "web", Name: "web"}, rp)).To(Succeed())
+			expectAvailable(g, rp, []string{"member-1", "member-2"}, []placementv1beta1.ResourceIdentifier{
+				deploymentID("web", "web"), configMapID("web", "web-settings"),
+				{Version: "v1", Kind: "Service", Namespace: "web", Name: "web"},
+			}, "0")
+		}).Should(Succeed())
+	})
+
+	DescribeTable("scheduling: each placement picks the clusters its comment promises",
+		func(file, name string, clusters []string) {
+			t := newTeam("scheduling")
+			t.applySamples("scheduling/namespace.yaml")
+			placements := t.applySamples("scheduling/" + file)
+			Expect(placements).To(HaveLen(1))
+			t.place(placements[0])
+			Eventually(func(g Gomega) {
+				expectAvailable(g, t.getCRP(g, name), clusters, []placementv1beta1.ResourceIdentifier{namespaceID("ops"), configMapID("ops", "settings")}, "0")
+			}).Should(Succeed())
+		},
+		Entry(nil, "crp-pickall-labels.yaml", "ops-prod", []string{"member-1", "member-2"}),
+		Entry(nil, "crp-pickall-nodecount.yaml", "ops-big", []string{"member-1", "member-2", "member-4"}),
+		Entry(nil, "crp-pickfixed.yaml", "ops-fixed", []string{"member-1", "member-2"}),
+		// One per region, the most free CPU first: eastus gives member-1.
+		Entry(nil, "crp-pickn-spread.yaml", "ops-spread", []string{"member-1", "member-2", "member-4"}),
+		Entry(nil, "crp-tolerations.yaml", "ops-tolerant", []string{"member-1", "member-2", "member-3", "member-4"}),
+	)
+})
+
+// applySamples creates the objects of sample files in the team's workspace,
+// except placements, which it returns for the spec to place.
+func (t *team) applySamples(files ...string) []placementv1beta1.PlacementObj {
+	var placements []placementv1beta1.PlacementObj
+	for _, f := range files {
+		m, err := framework.LoadManifest(filepath.Join(samplesDir, f))
+		ExpectWithOffset(1, err).NotTo(HaveOccurred())
+		for _, o := range m.Objects {
+			var p placementv1beta1.PlacementObj
+			switch o.GetKind() {
+			case "ClusterResourcePlacement":
+				p = &placementv1beta1.ClusterResourcePlacement{}
+			case "ResourcePlacement":
+				p = &placementv1beta1.ResourcePlacement{}
+			default:
+				ExpectWithOffset(1, t.c.Create(ctx(), o)).To(Succeed(), "creating %s %s of %s", o.GetKind(), o.GetName(), f)
+				continue
+			}
+			// v1 and v1beta1 placements share their schema.
+			ExpectWithOffset(1, runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, p)).To(Succeed())
+			p.GetObjectKind().SetGroupVersionKind(placementv1beta1.GroupVersion.WithKind(o.GetKind()))
+			placements = append(placements, p)
+		}
+	}
+	return placements
+}
