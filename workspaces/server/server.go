@@ -110,6 +110,16 @@ func Run(ctx context.Context, opts Options, postStart PostStartFunc) error {
 	if err != nil {
 		return err
 	}
+	err = s.AddPostStartHook("fleet-crd-establishing", func(hookCtx genericapiserver.PostStartHookContext) error {
+		// Not fatal: the bootstrap reports what stays unbound.
+		if err := establishStuckCRDs(hookCtx.Context, rest.CopyConfig(hookCtx.LoopbackClientConfig)); err != nil {
+			klog.FromContext(ctx).Error(err, "CRDs left installing by an earlier run")
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	if postStart != nil {
 		err := s.AddPostStartHook("fleet-bootstrap", func(hookCtx genericapiserver.PostStartHookContext) error {
 			// Root workspace types and RBAC must exist before we build on them.

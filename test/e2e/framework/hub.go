@@ -62,6 +62,15 @@ type Hub struct {
 // StartHub starts fleet-hub on free ports and waits until /readyz is ok, which
 // includes the fleet bootstrap.
 func StartHub(ctx context.Context, opts HubOptions) (*Hub, error) {
+	h, err := LaunchHub(opts)
+	if err != nil {
+		return nil, err
+	}
+	return h, h.WaitReady(ctx)
+}
+
+// LaunchHub starts fleet-hub on free ports without waiting for it.
+func LaunchHub(opts HubOptions) (*Hub, error) {
 	ports, err := FreePorts(3)
 	if err != nil {
 		return nil, err
@@ -73,10 +82,10 @@ func StartHub(ctx context.Context, opts HubOptions) (*Hub, error) {
 	if err := os.MkdirAll(opts.RootDir, 0o700); err != nil {
 		return nil, err
 	}
-	return h, h.start(ctx, ports[2])
+	return h, h.launch(ports[2])
 }
 
-func (h *Hub) start(ctx context.Context, peerPort int) error {
+func (h *Hub) launch(peerPort int) error {
 	args := []string{"start",
 		"--root-dir", h.opts.RootDir,
 		"--secure-port", strconv.Itoa(h.port),
@@ -93,7 +102,7 @@ func (h *Hub) start(ctx context.Context, peerPort int) error {
 	}
 	defer log.Close()
 	// After a restart the file still holds the last run's admin token until
-	// kcp rewrites it; waitReady re-reads it until the new one works. (kcp
+	// kcp rewrites it; WaitReady re-reads it until the new one works. (kcp
 	// also keeps the shard-admin token there, so the file must not be removed.)
 	h.cmd = exec.Command(filepath.Join(BinDir(), "fleet-hub"), args...)
 	h.cmd.Stdout, h.cmd.Stderr = log, log
@@ -105,13 +114,21 @@ func (h *Hub) start(ctx context.Context, peerPort int) error {
 	}
 	h.exited = make(chan error, 1)
 	go func() { h.exited <- h.cmd.Wait() }()
-	return h.waitReady(ctx)
+	return nil
 }
 
 // KubeconfigPath is the admin kubeconfig the hub writes.
 func (h *Hub) KubeconfigPath() string { return filepath.Join(h.opts.RootDir, "admin.kubeconfig") }
 
-func (h *Hub) waitReady(ctx context.Context) error {
+// Ready tells whether the hub serves /readyz now.
+func (h *Hub) Ready(ctx context.Context) bool {
+	ok, _ := h.checkReady(ctx)
+	return ok
+}
+
+// WaitReady waits until the hub serves /readyz, which includes the fleet
+// bootstrap.
+func (h *Hub) WaitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	var lastErr error
@@ -121,30 +138,59 @@ func (h *Hub) waitReady(ctx context.Context) error {
 			return false, fmt.Errorf("fleet-hub exited before becoming ready (%v); see %s", err, h.LogPath)
 		default:
 		}
-		cfg, err := clientcmd.BuildConfigFromFlags("", h.KubeconfigPath())
-		if err != nil {
-			lastErr = err
-			return false, nil
-		}
-		base := rest.CopyConfig(cfg)
-		if i := strings.Index(base.Host, "/clusters/"); i >= 0 {
-			base.Host = base.Host[:i]
-		}
-		dc, err := discovery.NewDiscoveryClientForConfig(base)
-		if err != nil {
-			return false, err
-		}
-		if err := dc.RESTClient().Get().AbsPath("/readyz").Do(ctx).Error(); err != nil {
-			lastErr = err
-			return false, nil
-		}
-		h.Admin = base
-		return true, nil
+		var ok bool
+		ok, lastErr = h.checkReady(ctx)
+		return ok, nil
 	})
 	if err != nil {
 		return fmt.Errorf("hub not ready: %w (last: %v); see %s", err, lastErr, h.LogPath)
 	}
 	return nil
+}
+
+// checkReady asks /readyz once, with the admin kubeconfig the hub wrote, and
+// remembers the admin config when the hub is ready.
+func (h *Hub) checkReady(ctx context.Context) (bool, error) {
+	base, err := h.baseConfig("")
+	if err != nil {
+		return false, err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(base)
+	if err != nil {
+		return false, err
+	}
+	if err := dc.RESTClient().Get().AbsPath("/readyz").Do(ctx).Error(); err != nil {
+		return false, err
+	}
+	h.Admin = base
+	return true, nil
+}
+
+// baseConfig reads a context of the admin kubeconfig ("" for the current
+// one) and points it at the kcp base URL.
+func (h *Hub) baseConfig(kubeContext string) (*rest.Config, error) {
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: h.KubeconfigPath()},
+		&clientcmd.ConfigOverrides{CurrentContext: kubeContext}).ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	if i := strings.Index(cfg.Host, "/clusters/"); i >= 0 {
+		cfg.Host = cfg.Host[:i]
+	}
+	return cfg, nil
+}
+
+// ShardAdmin returns a config of kcp's shard admin (system:masters) for a
+// logical cluster, such as system:bound-crds, that no workspace path names.
+// It works from the moment kcp has written its kubeconfig.
+func (h *Hub) ShardAdmin(cluster string) (*rest.Config, error) {
+	cfg, err := h.baseConfig("system:admin")
+	if err != nil {
+		return nil, err
+	}
+	cfg.Host += logicalcluster.NewPath(cluster).RequestPath()
+	return cfg, nil
 }
 
 // Stop sends SIGTERM and waits for a clean exit.
@@ -165,6 +211,16 @@ func (h *Hub) Stop() error {
 	}
 }
 
+// Kill stops the hub with SIGKILL, as a crash would.
+func (h *Hub) Kill() {
+	if h.cmd == nil || h.cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
+	<-h.exited
+	h.cmd = nil
+}
+
 // Restart stops the hub and starts it again on the same ports and state.
 func (h *Hub) Restart(ctx context.Context) error {
 	if err := h.Stop(); err != nil {
@@ -179,7 +235,10 @@ func (h *Hub) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return h.start(ctx, ports[0])
+	if err := h.launch(ports[0]); err != nil {
+		return err
+	}
+	return h.WaitReady(ctx)
 }
 
 // Config returns an admin config for the workspace at path (e.g. "root:fleet").
