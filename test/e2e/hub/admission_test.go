@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -380,8 +381,15 @@ var _ = Describe("Admission", Ordered, func() {
 				old := decode(tc.old)
 				Expect(c.Create(ctx, old)).To(Succeed(), "creating the original object")
 				DeferCleanup(func(ctx SpecContext) { _ = c.Delete(ctx, old) })
-				target.SetResourceVersion(old.GetResourceVersion())
-				err := c.Update(ctx, target)
+				// Controllers may touch the object (finalizers, status)
+				// meanwhile: update the latest version.
+				err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+					if err := c.Get(ctx, client.ObjectKeyFromObject(old), old); err != nil {
+						return err
+					}
+					target.SetResourceVersion(old.GetResourceVersion())
+					return c.Update(ctx, target)
+				})
 				expectRejected(err, tc.want)
 				return
 			}
