@@ -38,7 +38,7 @@ func TestPostBatchSizesTheBatches(t *testing.T) {
 		{batch: 5, want: []string{"b", "c"}},
 	} {
 		p := fakePlugin{batch: tt.batch, filter: pass}
-		fw := framework.New(framework.NewProfile("test").WithPostBatchPlugin(p).WithFilterPlugin(p))
+		fw := framework.New(framework.NewProfile("test").WithPlugins(p))
 		res, err := fw.Schedule(context.Background(), newInput(pickN(2), newCluster("a"), newCluster("b"), newCluster("c")))
 		if err != nil {
 			t.Fatal(err)
@@ -49,7 +49,7 @@ func TestPostBatchSizesTheBatches(t *testing.T) {
 
 func TestInternalErrorsAbortTheCycle(t *testing.T) {
 	boom := fakePlugin{filter: func(*clusterv1beta1.MemberCluster) *framework.Status { return framework.FromError(errors.New("boom")) }}
-	fw := framework.New(framework.NewProfile("test").WithFilterPlugin(boom))
+	fw := framework.New(framework.NewProfile("test").WithPlugins(boom))
 	_, err := fw.Schedule(context.Background(), newInput(nil, newCluster("a")))
 	if err == nil || !strings.Contains(err.Error(), "Filter plugin Fake: boom") {
 		t.Errorf("err = %v", err)

@@ -19,45 +19,32 @@ func NewProfile(name string) *Profile { return &Profile{name: name} }
 // Name returns the profile name.
 func (p *Profile) Name() string { return p.name }
 
-// WithPostBatchPlugin adds a PostBatch plugin.
-func (p *Profile) WithPostBatchPlugin(pl PostBatchPlugin) *Profile {
-	p.postBatch = append(p.postBatch, pl)
-	return p
-}
-
-// WithPreFilterPlugin adds a PreFilter plugin.
-func (p *Profile) WithPreFilterPlugin(pl PreFilterPlugin) *Profile {
-	p.preFilter = append(p.preFilter, pl)
-	return p
-}
-
-// WithFilterPlugin adds a Filter plugin.
-func (p *Profile) WithFilterPlugin(pl FilterPlugin) *Profile {
-	p.filter = append(p.filter, pl)
-	return p
-}
-
-// WithPreScorePlugin adds a PreScore plugin.
-func (p *Profile) WithPreScorePlugin(pl PreScorePlugin) *Profile {
-	p.preScore = append(p.preScore, pl)
-	return p
-}
-
-// WithScorePlugin adds a Score plugin.
-func (p *Profile) WithScorePlugin(pl ScorePlugin) *Profile {
-	p.score = append(p.score, pl)
-	return p
-}
-
-// WithReservePlugin adds a Reserve plugin, making its Filter and Score
-// pick-time (see ReservePlugin).
-func (p *Profile) WithReservePlugin(pl ReservePlugin) *Profile {
-	p.reserve = append(p.reserve, pl)
-	return p
-}
-
-// WithRetainPlugin adds a Retain plugin.
-func (p *Profile) WithRetainPlugin(pl RetainPlugin) *Profile {
-	p.retain = append(p.retain, pl)
+// WithPlugins adds each plugin at every extension point it implements, in
+// the order given. A Reserve plugin makes its Filter and Score pick-time (see
+// ReservePlugin).
+func (p *Profile) WithPlugins(plugins ...Plugin) *Profile {
+	for _, pl := range plugins {
+		if x, ok := pl.(PostBatchPlugin); ok {
+			p.postBatch = append(p.postBatch, x)
+		}
+		if x, ok := pl.(PreFilterPlugin); ok {
+			p.preFilter = append(p.preFilter, x)
+		}
+		if x, ok := pl.(FilterPlugin); ok {
+			p.filter = append(p.filter, x)
+		}
+		if x, ok := pl.(PreScorePlugin); ok {
+			p.preScore = append(p.preScore, x)
+		}
+		if x, ok := pl.(ScorePlugin); ok {
+			p.score = append(p.score, x)
+		}
+		if x, ok := pl.(ReservePlugin); ok {
+			p.reserve = append(p.reserve, x)
+		}
+		if x, ok := pl.(RetainPlugin); ok {
+			p.retain = append(p.retain, x)
+		}
+	}
 	return p
 }

@@ -16,37 +16,19 @@ import (
 // DefaultName is the name of the default profile.
 const DefaultName = "default"
 
-// Default returns the default profile. Filters run cheapest and most
-// fundamental first, so a rejected cluster reports the most basic reason.
+// Default returns the default profile. Plugins, and so filters, run cheapest
+// and most fundamental first, so a rejected cluster reports the most basic
+// reason.
 func Default() *framework.Profile {
-	affinity := clusteraffinity.New()
-	eligibility := clustereligibility.New()
-	grant := tenantgrant.New()
-	namespace := namespaceaffinity.New()
-	same := sameplacementaffinity.New()
-	taint := tainttoleration.New()
-	spread := topologyspreadconstraints.New()
-	return framework.NewProfile(DefaultName).
-		WithPostBatchPlugin(spread).
-		WithPreFilterPlugin(affinity).
-		WithPreFilterPlugin(namespace).
-		WithPreFilterPlugin(taint).
-		WithPreFilterPlugin(spread).
-		WithFilterPlugin(eligibility).
-		WithFilterPlugin(grant).
-		WithFilterPlugin(same).
-		WithFilterPlugin(namespace).
-		WithFilterPlugin(taint).
-		WithFilterPlugin(affinity).
-		WithFilterPlugin(spread).
-		WithPreScorePlugin(affinity).
-		WithPreScorePlugin(spread).
-		WithScorePlugin(affinity).
-		WithScorePlugin(same).
-		WithScorePlugin(spread).
-		WithReservePlugin(spread).
-		WithRetainPlugin(eligibility).
-		WithRetainPlugin(grant)
+	return framework.NewProfile(DefaultName).WithPlugins(
+		clustereligibility.New(),
+		tenantgrant.New(),
+		sameplacementaffinity.New(),
+		namespaceaffinity.New(),
+		tainttoleration.New(),
+		clusteraffinity.New(),
+		topologyspreadconstraints.New(),
+	)
 }
 
 // NewDefaultFramework returns a framework with the default profile.
