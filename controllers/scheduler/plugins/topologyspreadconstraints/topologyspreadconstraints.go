@@ -171,6 +171,17 @@ func readState(state *framework.CycleState) (*spreadState, bool) {
 	return v.(*spreadState), true
 }
 
+// clusterDomains reads the cycle's spread state and a cluster's domains for
+// an extension point that needs PreScore to have run.
+func clusterDomains(state *framework.CycleState, mc *clusterv1beta1.MemberCluster, point string) (*spreadState, []*domain, *framework.Status) {
+	st, ok := readState(state)
+	if !ok || st.domainsOf == nil {
+		return nil, nil, framework.FromError(fmt.Errorf("%s: %s ran before PreScore", Name, point))
+	}
+	ds, status := st.domainsFor(mc)
+	return st, ds, status
+}
+
 func (st *spreadState) domainsFor(mc *clusterv1beta1.MemberCluster) ([]*domain, *framework.Status) {
 	if mc == st.last {
 		return st.lastDomains, nil
@@ -185,11 +196,7 @@ func (st *spreadState) domainsFor(mc *clusterv1beta1.MemberCluster) ([]*domain, 
 
 // Filter rejects a cluster if picking it now breaks a DoNotSchedule constraint.
 func (Plugin) Filter(_ context.Context, state *framework.CycleState, _ *placementv1beta1.PlacementPolicy, cluster *clusterv1beta1.MemberCluster) *framework.Status {
-	st, ok := readState(state)
-	if !ok || st.domainsOf == nil {
-		return framework.FromError(fmt.Errorf("%s: Filter ran before PreScore", Name))
-	}
-	ds, status := st.domainsFor(cluster)
+	st, ds, status := clusterDomains(state, cluster, "Filter")
 	if status != nil {
 		return status
 	}
@@ -208,11 +215,7 @@ func (Plugin) Filter(_ context.Context, state *framework.CycleState, _ *placemen
 
 // Score favours clusters in the least used domains.
 func (Plugin) Score(_ context.Context, state *framework.CycleState, _ *placementv1beta1.PlacementPolicy, cluster *clusterv1beta1.MemberCluster) (framework.ClusterScore, *framework.Status) {
-	st, ok := readState(state)
-	if !ok || st.domainsOf == nil {
-		return framework.ClusterScore{}, framework.FromError(fmt.Errorf("%s: Score ran before PreScore", Name))
-	}
-	ds, status := st.domainsFor(cluster)
+	st, ds, status := clusterDomains(state, cluster, "Score")
 	if status != nil {
 		return framework.ClusterScore{}, status
 	}
@@ -230,11 +233,7 @@ func (Plugin) Score(_ context.Context, state *framework.CycleState, _ *placement
 
 // Reserve counts a picked cluster in its domains.
 func (Plugin) Reserve(_ context.Context, state *framework.CycleState, _ *placementv1beta1.PlacementPolicy, cluster *clusterv1beta1.MemberCluster) *framework.Status {
-	st, ok := readState(state)
-	if !ok || st.domainsOf == nil {
-		return framework.FromError(fmt.Errorf("%s: Reserve ran before PreScore", Name))
-	}
-	ds, status := st.domainsFor(cluster)
+	st, ds, status := clusterDomains(state, cluster, "Reserve")
 	if status != nil {
 		return status
 	}
