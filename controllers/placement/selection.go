@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -206,7 +207,7 @@ func (s *selector) allIn(ctx context.Context, namespace string) ([]*unstructured
 			continue
 		}
 		for _, r := range l.APIResources {
-			if strings.Contains(r.Name, "/") || !hasVerb(r.Verbs, "list") || skipKind(gv.WithKind(r.Kind).GroupKind()) {
+			if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || skipKind(gv.WithKind(r.Kind).GroupKind()) {
 				continue
 			}
 			list, err := s.ws.Dynamic.Resource(gv.WithResource(r.Name)).Namespace(namespace).List(ctx, metav1.ListOptions{})
@@ -222,15 +223,6 @@ func (s *selector) allIn(ctx context.Context, namespace string) ([]*unstructured
 		}
 	}
 	return out, nil
-}
-
-func hasVerb(verbs []string, v string) bool {
-	for _, x := range verbs {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func objectKey(o *unstructured.Unstructured) string {

@@ -7,6 +7,7 @@ import (
 
 	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
 	"github.com/kcp-dev/logicalcluster/v3"
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -117,7 +118,7 @@ func asCRD(obj any) (logicalcluster.Name, *apiextensionsv1.CustomResourceDefinit
 // servedResource is the resource to watch for an established CRD: its
 // storage version if served, else its first served version.
 func servedResource(crd *apiextensionsv1.CustomResourceDefinition) (schema.GroupVersionResource, bool) {
-	if !established(crd) {
+	if !apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
 		return schema.GroupVersionResource{}, false
 	}
 	version := ""
@@ -128,13 +129,4 @@ func servedResource(crd *apiextensionsv1.CustomResourceDefinition) (schema.Group
 	}
 	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: version, Resource: crd.Spec.Names.Plural}
 	return gvr, version != ""
-}
-
-func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
-	for _, c := range crd.Status.Conditions {
-		if c.Type == apiextensionsv1.Established {
-			return c.Status == apiextensionsv1.ConditionTrue
-		}
-	}
-	return false
 }

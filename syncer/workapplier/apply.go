@@ -207,9 +207,7 @@ func (a *applier) clientSideApply(ctx context.Context, desired, live *unstructur
 	}
 	if len(modified) > maxLastAppliedSize {
 		// Too big for an annotation: server-side apply owns the fields instead.
-		annotations := desired.GetAnnotations()
-		delete(annotations, placementv1beta1.LastAppliedConfigAnnotation)
-		desired.SetAnnotations(annotations)
+		dropLastApplied(desired)
 		force := a.strategy
 		force.ServerSideApplyConfig = &placementv1beta1.ServerSideApplyConfig{ForceConflicts: true}
 		fallback := &applier{member: a.member, owner: a.owner, strategy: force}
@@ -242,16 +240,21 @@ func (a *applier) clientSideApply(ctx context.Context, desired, live *unstructur
 // withLastApplied records the object itself in its last-applied annotation
 // and returns its JSON.
 func withLastApplied(obj *unstructured.Unstructured) ([]byte, error) {
-	annotations := obj.GetAnnotations()
-	delete(annotations, placementv1beta1.LastAppliedConfigAnnotation)
-	obj.SetAnnotations(annotations)
+	dropLastApplied(obj)
 	lastApplied, err := json.Marshal(obj.Object)
 	if err != nil {
 		return nil, err
 	}
+	annotations := obj.GetAnnotations()
 	annotations[placementv1beta1.LastAppliedConfigAnnotation] = string(lastApplied)
 	obj.SetAnnotations(annotations)
 	return json.Marshal(obj.Object)
+}
+
+func dropLastApplied(obj *unstructured.Unstructured) {
+	annotations := obj.GetAnnotations()
+	delete(annotations, placementv1beta1.LastAppliedConfigAnnotation)
+	obj.SetAnnotations(annotations)
 }
 
 // threeWayPatch uses a strategic merge patch for built-in kinds (so lists

@@ -7,6 +7,7 @@ import (
 
 	kcpapiextensions "github.com/kcp-dev/client-go/apiextensions/client"
 	"github.com/kcp-dev/logicalcluster/v3"
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -68,14 +69,6 @@ func establishStuckCRDs(ctx context.Context, loopback *rest.Config) error {
 // installing tells whether a CRD's names are accepted but it is not
 // established.
 func installing(crd *apiextensionsv1.CustomResourceDefinition) bool {
-	var names, established bool
-	for _, c := range crd.Status.Conditions {
-		switch c.Type {
-		case apiextensionsv1.NamesAccepted:
-			names = c.Status == apiextensionsv1.ConditionTrue
-		case apiextensionsv1.Established:
-			established = c.Status == apiextensionsv1.ConditionTrue
-		}
-	}
-	return names && !established
+	return apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.NamesAccepted) &&
+		!apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established)
 }

@@ -3,6 +3,7 @@ package placement
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,7 +22,7 @@ var _ = Describe("Custom resources a team defines in its workspace", func() {
 		Eventually(func(g Gomega) {
 			got := &apiextensionsv1.CustomResourceDefinition{}
 			g.Expect(t.c.Get(ctx(), client.ObjectKeyFromObject(crd), got)).To(Succeed())
-			g.Expect(crdEstablished(got)).To(BeTrue())
+			g.Expect(apihelpers.IsCRDConditionTrue(got, apiextensionsv1.Established)).To(BeTrue())
 		}).Should(Succeed())
 		ns := uniqueName("widgets")
 		t.create(namespace(ns))
@@ -87,15 +88,6 @@ func widgetCRD(group string) *apiextensionsv1.CustomResourceDefinition {
 			}},
 		},
 	}
-}
-
-func crdEstablished(crd *apiextensionsv1.CustomResourceDefinition) bool {
-	for _, c := range crd.Status.Conditions {
-		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }
 
 func widget(group, ns, name string, size int64) *unstructured.Unstructured {
