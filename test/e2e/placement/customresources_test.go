@@ -47,14 +47,9 @@ var _ = Describe("Custom resources a team defines in its workspace", func() {
 		}).Should(Succeed())
 
 		By("changing the custom resource in the workspace")
-		Eventually(func() error {
-			w := widget(group, ns, "small", 0)
-			if err := t.c.Get(ctx(), client.ObjectKeyFromObject(w), w); err != nil {
-				return err
-			}
+		update(t.c, widget(group, ns, "small", 0), func(w *unstructured.Unstructured) {
 			Expect(unstructured.SetNestedField(w.Object, int64(2), "spec", "size")).To(Succeed())
-			return t.c.Update(ctx(), w)
-		}).Should(Succeed())
+		})
 		Eventually(func(g Gomega) {
 			expectAvailableUntrackable(g, t.getCRP(g, "widgets"), []string{"member-1"}, selected, "1")
 			g.Expect(memberWidgetSize(g, group, ns, "small")).To(BeEquivalentTo(2))

@@ -103,16 +103,21 @@ func (t *team) getCRP(g Gomega, name string) *placementv1beta1.ClusterResourcePl
 	return crp
 }
 
-// updateCRP changes a placement's spec, retrying on conflicts.
-func (t *team) updateCRP(name string, change func(*placementv1beta1.ClusterResourcePlacement)) {
+// update changes the object obj names, retrying on conflicts: obj is
+// refreshed to the latest version before each change.
+func update[T client.Object](c client.Client, obj T, change func(T)) {
 	EventuallyWithOffset(1, func() error {
-		crp := &placementv1beta1.ClusterResourcePlacement{}
-		if err := t.c.Get(ctx(), client.ObjectKey{Name: name}, crp); err != nil {
+		if err := c.Get(ctx(), client.ObjectKeyFromObject(obj), obj); err != nil {
 			return err
 		}
-		change(crp)
-		return t.c.Update(ctx(), crp)
+		change(obj)
+		return c.Update(ctx(), obj)
 	}).Should(Succeed())
+}
+
+// updateCRP changes a placement's spec, retrying on conflicts.
+func (t *team) updateCRP(name string, change func(*placementv1beta1.ClusterResourcePlacement)) {
+	update(t.c, &placementv1beta1.ClusterResourcePlacement{ObjectMeta: metav1.ObjectMeta{Name: name}}, change)
 }
 
 // logicalCluster is the logical cluster of the team's workspace, as Work

@@ -96,14 +96,7 @@ var _ = Describe("A rolling update with maxUnavailable 1", func() {
 		}).Should(Succeed())
 
 		updateDeployment := func(change func(*appsv1.Deployment)) {
-			Eventually(func() error {
-				d := &appsv1.Deployment{}
-				if err := t.c.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "web"}, d); err != nil {
-					return err
-				}
-				change(d)
-				return t.c.Update(ctx(), d)
-			}).Should(Succeed())
+			update(t.c, deployment(ns, "web", ""), change)
 		}
 
 		By("updating the Deployment on the hub so that it can never become available")

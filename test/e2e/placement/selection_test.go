@@ -200,14 +200,7 @@ func service(ns, name string, typ corev1.ServiceType, ports ...corev1.ServicePor
 }
 
 func (t *team) updateConfigMap(ns, name string, change func(*corev1.ConfigMap)) {
-	EventuallyWithOffset(1, func() error {
-		cm := &corev1.ConfigMap{}
-		if err := t.c.Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, cm); err != nil {
-			return err
-		}
-		change(cm)
-		return t.c.Update(ctx(), cm)
-	}).Should(Succeed())
+	update(t.c, configMap(ns, name, nil), change)
 }
 
 // resourceSnapshotIndexes lists the indexes of a placement's resource

@@ -15,15 +15,7 @@ import (
 
 // updateGrant changes a ClusterGrant in root:fleet, retrying on conflicts.
 func updateGrant(name string, change func(*tenancyv1alpha1.ClusterGrant)) {
-	fc := fleetClient()
-	EventuallyWithOffset(1, func() error {
-		grant := &tenancyv1alpha1.ClusterGrant{}
-		if err := fc.Get(ctx(), client.ObjectKey{Name: name}, grant); err != nil {
-			return err
-		}
-		change(grant)
-		return fc.Update(ctx(), grant)
-	}).Should(Succeed())
+	update(fleetClient(), &tenancyv1alpha1.ClusterGrant{ObjectMeta: metav1.ObjectMeta{Name: name}}, change)
 }
 
 var _ = Describe("Two teams", Serial, func() {
