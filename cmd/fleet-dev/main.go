@@ -128,7 +128,9 @@ Fleetplane is running: a hub and %d member clusters. In another shell:
   export PATH=%s:$PATH
   kubectl ws :root:fleet && kubectl get memberclusters     # the fleet
   kubectl ws :root:teams && kubectl ws create team-a --enter
-  kubectl apply -f config/samples/team-a/                  # a Deployment and its placements
+  kubectl apply -f config/samples/team-a/{00,10,20}*.yaml  # the app and a placement of its namespace
+  kubectl wait crp/web-namespace --for=condition=ClusterResourcePlacementAvailable
+  kubectl apply -f config/samples/team-a/30-rp-web.yaml    # the app, onto two production clusters
   kubectl get crp,rp -A
 
 Member clusters' kubeconfigs:

@@ -70,10 +70,21 @@ func (r *Reconciler) removeStale(ctx context.Context, aw *placementv1beta1.Appli
 const deletePropagationAnnotation = "fleetplane.io/delete-propagation"
 
 // abandon drops the AppliedWork's owner reference from every object it
-// applied, so that deleting the AppliedWork leaves them on the member.
-func (r *Reconciler) abandon(ctx context.Context, aw *placementv1beta1.AppliedWork, _ []*manifest) error {
+// applied, so that deleting the AppliedWork leaves them on the member. The
+// Work's own manifests count too: the AppliedWork's record of them may lag
+// the last apply, and an object left owned would be garbage-collected.
+func (r *Reconciler) abandon(ctx context.Context, aw *placementv1beta1.AppliedWork, ms []*manifest) error {
+	ids := map[objectKey]placementv1beta1.WorkResourceIdentifier{}
 	for _, res := range aw.Status.AppliedResources {
-		if err := r.releaseObject(ctx, aw, res.WorkResourceIdentifier, false); err != nil {
+		ids[keyOf(res.WorkResourceIdentifier)] = res.WorkResourceIdentifier
+	}
+	for _, m := range ms {
+		if m.obj != nil {
+			ids[keyOf(m.id)] = m.id
+		}
+	}
+	for _, id := range ids {
+		if err := r.releaseObject(ctx, aw, id, false); err != nil {
 			return err
 		}
 	}
@@ -155,12 +166,14 @@ func (r *Reconciler) cleanUp(ctx context.Context, work *placementv1beta1.Work) e
 		return fmt.Errorf("reading AppliedWork %s on the member cluster: %w", work.Name, err)
 	}
 	if err == nil {
-		release := r.removeStale
+		var released error
 		if work.Annotations[deletePropagationAnnotation] == string(placementv1beta1.DeletePropagationPolicyAbandon) {
-			release = r.abandon
+			released = r.abandon(ctx, aw, decode(work))
+		} else {
+			released = r.removeStale(ctx, aw, nil)
 		}
-		if err := release(ctx, aw, nil); err != nil {
-			return err
+		if released != nil {
+			return released
 		}
 		if err := r.Member.GetClient().Delete(ctx, aw, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting AppliedWork %s on the member cluster: %w", work.Name, err)

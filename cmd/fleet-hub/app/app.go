@@ -43,7 +43,7 @@ Fleetplane hub is ready (state in %s). In another shell:
   export PATH=%s:$PATH
   kubectl ws tree                                   # the workspaces
   kubectl ws :root:teams && kubectl ws create team-a --enter
-  kubectl apply -f config/samples/team-a/           # a Deployment and its placements
+  kubectl apply -f config/samples/team-a/           # a Deployment and its placements (docs/placement.md)
   kubectl get crp,rp -A
 
 Stop the hub with Ctrl-C; its state survives a restart.

@@ -21,11 +21,14 @@ var _ = Describe("The samples", func() {
 		t := newTeam("team-a")
 		placements := t.applySamples("team-a/00-namespace.yaml", "team-a/10-deployment.yaml", "team-a/20-crp-namespace.yaml", "team-a/30-rp-web.yaml")
 		Expect(placements).To(HaveLen(2))
-		for _, p := range placements {
-			t.place(p)
-		}
+		// As the sample says: the app is placed once the namespace is
+		// everywhere, so that its preference decides among all clusters.
+		t.place(placements[0])
 		Eventually(func(g Gomega) {
 			expectAvailable(g, t.getCRP(g, "web-namespace"), allMembers(), []placementv1beta1.ResourceIdentifier{namespaceID("web")}, "0")
+		}).Should(Succeed())
+		t.place(placements[1])
+		Eventually(func(g Gomega) {
 			rp := &placementv1beta1.ResourcePlacement{}
 			g.Expect(t.c.Get(ctx(), client.ObjectKey{Namespace: "web", Name: "web"}, rp)).To(Succeed())
 			expectAvailable(g, rp, []string{"member-1", "member-2"}, []placementv1beta1.ResourceIdentifier{
