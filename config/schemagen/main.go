@@ -163,10 +163,18 @@ func schemaPrefix(spec any) (string, error) {
 	return "v" + hex.EncodeToString(sum[:])[:10], nil
 }
 
+// limitedExports are the exports whose consumers are held to the maximal
+// permission policy in config/fleet (clusterrole-maximal-permissions.yaml):
+// they hold objects only the hub's controllers may write.
+var limitedExports = map[string]bool{fleetconfig.PlacementExport: true, fleetconfig.ClusterExport: true}
+
 func apiExport(name string, schemas []*apisv1alpha1.APIResourceSchema) *apisv1alpha2.APIExport {
 	e := &apisv1alpha2.APIExport{
 		TypeMeta:   metav1.TypeMeta{APIVersion: apisv1alpha2.SchemeGroupVersion.String(), Kind: "APIExport"},
 		ObjectMeta: metav1.ObjectMeta{Name: name},
+	}
+	if limitedExports[name] {
+		e.Spec.MaximalPermissionPolicy = &apisv1alpha2.MaximalPermissionPolicy{Local: &apisv1alpha2.LocalAPIExportPolicy{}}
 	}
 	for _, s := range schemas {
 		e.Spec.Resources = append(e.Spec.Resources, apisv1alpha2.ResourceSchema{

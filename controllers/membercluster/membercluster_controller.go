@@ -25,9 +25,10 @@ import (
 // ControllerName is the name of this controller in logs, events and metrics.
 const ControllerName = "fleet-membercluster"
 
-// Defaults as in KubeFleet's hub agent.
+// Defaults as in KubeFleet's hub-agent chart: with the default heartbeat
+// period of 60s, a member is flagged after three missed heartbeats.
 const (
-	DefaultUnhealthyThreshold = 60 * time.Second
+	DefaultUnhealthyThreshold = 3 * time.Minute
 	DefaultForceDeleteWait    = 15 * time.Minute
 )
 
@@ -37,7 +38,8 @@ type Reconciler struct {
 	Recorder record.EventRecorder
 	Clock    clock.PassiveClock
 	// UnhealthyThreshold is how long a member may go without a heartbeat
-	// before it is reported unhealthy (and no longer scheduled to).
+	// before it is reported unhealthy (and no longer picked for new
+	// placements); never less than three of the member's heartbeat periods.
 	UnhealthyThreshold time.Duration
 	// ForceDeleteWait is how long leaving waits for the syncer to confirm
 	// before the member's hub state is removed anyway.

@@ -88,20 +88,26 @@ func TestJoinCreatesNamespaceRBACAndIMC(t *testing.T) {
 
 func TestJudgeHealth(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	// The hub's threshold is 1m; a member is never flagged before it missed
+	// three of its own heartbeat periods.
 	tests := []struct {
 		name        string
+		period      int32
 		heartbeat   time.Duration // age; 0 means none
 		want        metav1.ConditionStatus
-		wantRecheck bool
+		wantRecheck time.Duration // 0: no recheck
 	}{
-		{"no heartbeat yet", 0, metav1.ConditionUnknown, false},
-		{"fresh heartbeat", 10 * time.Second, metav1.ConditionTrue, true},
-		{"heartbeat lost", 2 * time.Minute, metav1.ConditionFalse, false},
+		{"no heartbeat yet", 10, 0, metav1.ConditionUnknown, 0},
+		{"fresh heartbeat", 10, 10 * time.Second, metav1.ConditionTrue, 51 * time.Second},
+		{"heartbeat lost", 10, 2 * time.Minute, metav1.ConditionFalse, 0},
+		{"long period: three periods count", 30, 80 * time.Second, metav1.ConditionTrue, 11 * time.Second},
+		{"long period: three periods missed", 30, 91 * time.Second, metav1.ConditionFalse, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r, _ := newReconciler(t, now)
 			mc := member("m1")
+			mc.Spec.HeartbeatPeriodSeconds = tc.period
 			if tc.heartbeat > 0 {
 				mc.Status.AgentStatus = []clusterv1beta1.AgentStatus{{Type: clusterv1beta1.MemberAgent, LastReceivedHeartbeat: metav1.NewTime(now.Add(-tc.heartbeat))}}
 			}
@@ -110,11 +116,8 @@ func TestJudgeHealth(t *testing.T) {
 			if got == nil || got.Status != tc.want {
 				t.Fatalf("Healthy = %+v, want %s", got, tc.want)
 			}
-			if (recheck > 0) != tc.wantRecheck {
-				t.Errorf("recheck = %s", recheck)
-			}
-			if tc.want == metav1.ConditionTrue && recheck != 51*time.Second {
-				t.Errorf("recheck = %s, want the moment the heartbeat expires (51s)", recheck)
+			if recheck != tc.wantRecheck {
+				t.Errorf("recheck = %s, want %s (the moment the heartbeat expires)", recheck, tc.wantRecheck)
 			}
 		})
 	}

@@ -85,9 +85,23 @@ func joinedCondition(mc *clusterv1beta1.MemberCluster, agent *clusterv1beta1.Age
 	return c
 }
 
+// missedHeartbeats is how many heartbeat periods a member may miss before it
+// is reported unhealthy, whatever the hub's threshold: a healthy member that
+// reports every period is never flagged for one late heartbeat.
+const missedHeartbeats = 3
+
+// unhealthyAfter is how old a member's last heartbeat may be: the hub's
+// threshold, but never less than missedHeartbeats periods of the member.
+func (r *Reconciler) unhealthyAfter(mc *clusterv1beta1.MemberCluster) time.Duration {
+	period := time.Duration(mc.Spec.HeartbeatPeriodSeconds) * time.Second
+	return max(r.UnhealthyThreshold, missedHeartbeats*period)
+}
+
 // judgeHealth marks the member agent unhealthy when its heartbeat is older
-// than the threshold, and returns when to look again.
+// than the threshold, and returns when to look again. Unhealthy only keeps
+// the member from new placements; what it runs stays.
 func (r *Reconciler) judgeHealth(mc *clusterv1beta1.MemberCluster) time.Duration {
+	threshold := r.unhealthyAfter(mc)
 	health := metav1.Condition{Type: clusterv1beta1.ConditionTypeMemberClusterHealthy, ObservedGeneration: mc.Generation}
 	agent := agentStatus(&mc.Status)
 	var recheck time.Duration
@@ -97,17 +111,17 @@ func (r *Reconciler) judgeHealth(mc *clusterv1beta1.MemberCluster) time.Duration
 		health.Message = "no heartbeat received from the member's syncer yet"
 	default:
 		age := r.Clock.Since(agent.LastReceivedHeartbeat.Time)
-		if age > r.UnhealthyThreshold {
+		if age > threshold {
 			health.Status, health.Reason = metav1.ConditionFalse, clusterv1beta1.ReasonMemberAgentHeartbeatLost
-			health.Message = fmt.Sprintf("no heartbeat from the member's syncer since %s (threshold %s); check that it runs and can reach the hub",
-				agent.LastReceivedHeartbeat.UTC().Format(time.RFC3339), r.UnhealthyThreshold)
+			health.Message = fmt.Sprintf("no heartbeat from the member's syncer since %s (threshold %s); it keeps what it runs but gets no new placements; check that the syncer runs and can reach the hub",
+				agent.LastReceivedHeartbeat.UTC().Format(time.RFC3339), threshold)
 			meta.SetStatusCondition(&agent.Conditions, metav1.Condition{
 				Type: clusterv1beta1.AgentHealthy, Status: metav1.ConditionFalse,
 				Reason: clusterv1beta1.ReasonMemberAgentHeartbeatLost, Message: health.Message,
 			})
 			break
 		}
-		recheck = r.UnhealthyThreshold - age + time.Second
+		recheck = threshold - age + time.Second
 		if reported := meta.FindStatusCondition(agent.Conditions, clusterv1beta1.AgentHealthy); reported != nil && reported.Status != metav1.ConditionTrue {
 			health.Status, health.Reason, health.Message = reported.Status, reported.Reason, reported.Message
 			break

@@ -12,6 +12,7 @@ import (
 	"fmt"
 
 	"github.com/kcp-dev/logicalcluster/v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -29,6 +30,7 @@ import (
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
 	"github.com/fleetplane/fleetplane/workspaces/clients"
+	"github.com/fleetplane/fleetplane/workspaces/tenancy"
 )
 
 // ControllerName names the controllers in logs and events.
@@ -38,6 +40,9 @@ const ControllerName = "fleet-placement"
 type Reconciler struct {
 	Manager    mcmanager.Manager
 	Workspaces *clients.Factory
+	// TeamReservedNamespaces are the member namespaces team placements may
+	// not touch (TeamReservedNamespaces and the hub's additions).
+	TeamReservedNamespaces []string
 	placements.Scope
 }
 
@@ -88,7 +93,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		}
 	}
 
-	objs, err := (&selector{ws: ws}).selectResources(ctx, k.Namespace, p.GetPlacementSpec().ResourceSelectors)
+	objs, err := r.selectResources(ctx, ws, p)
 	if errors.Is(err, errInvalidSelectors) {
 		recorder.Event(p, "Warning", placementv1beta1.InvalidResourceSelectorsReason, err.Error())
 		return ctrl.Result{}, r.writeStatus(ctx, c, p, invalidSelectorsStatus(p, err))
@@ -112,6 +117,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	syncNamespaceStatus(ctx, c, p, &status)
 	emitEvents(recorder, p, status)
 	return ctrl.Result{}, r.writeStatus(ctx, c, p, status)
+}
+
+// selectResources resolves the placement's selectors, and holds a team
+// workspace's placement to what teams may place.
+func (r *Reconciler) selectResources(ctx context.Context, ws *clients.Workspace, p placementv1beta1.PlacementObj) ([]*unstructured.Unstructured, error) {
+	path, err := ws.Path(ctx)
+	if err != nil {
+		return nil, err
+	}
+	team := path != tenancy.PlatformPath
+	if ns := p.GetNamespace(); ns != "" && (reservedNamespace(ns) || team && placementv1beta1.NamespaceMatches(r.TeamReservedNamespaces, ns)) {
+		return nil, invalid("namespace %s is reserved on member clusters, so a ResourcePlacement in it places nothing; put the placement and its objects in a namespace of your own", ns)
+	}
+	objs, err := (&selector{ws: ws}).selectResources(ctx, p.GetNamespace(), p.GetPlacementSpec().ResourceSelectors)
+	if err != nil || !team {
+		return objs, err
+	}
+	return objs, checkTeamObjects(objs, r.TeamReservedNamespaces)
 }
 
 func finalizer(k placements.Key) string {

@@ -180,7 +180,7 @@ func planRollout(now time.Time, p placementv1beta1.PlacementObj, latest string, 
 			unscheduled = append(unscheduled, b)
 		}
 	}
-	target := len(scheduled) + len(bound)
+	target := targetClusters(p, len(scheduled)+len(bound))
 	maxUnavailable := scaled(maxUnavailableVal, target)
 	if maxUnavailable < 1 && target > 0 {
 		// A rollout that may never take a cluster down could never update one.
@@ -238,6 +238,22 @@ func planRollout(now time.Time, p placementv1beta1.PlacementObj, latest string, 
 		}
 	}
 	return out
+}
+
+// targetClusters is the N the rollout limits are counted against, as
+// KubeFleet defines it: numberOfClusters for PickN, the named clusters for
+// PickFixed, and the picked clusters for PickAll.
+func targetClusters(p placementv1beta1.PlacementObj, picked int) int {
+	policy := p.GetPlacementSpec().Policy
+	switch {
+	case policy == nil:
+		return picked
+	case policy.PlacementType == placementv1beta1.PickNPlacementType && policy.NumberOfClusters != nil:
+		return int(*policy.NumberOfClusters)
+	case policy.PlacementType == placementv1beta1.PickFixedPlacementType:
+		return len(policy.ClusterNames)
+	}
+	return picked
 }
 
 func sameStrategy(p placementv1beta1.PlacementObj, b placementv1beta1.BindingObj) bool {

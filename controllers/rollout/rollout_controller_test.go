@@ -41,6 +41,13 @@ func binding(name string, state placementv1beta1.BindingState, snapshot string, 
 	return b
 }
 
+// pickN gives the placement a PickN policy: the rollout counts its limits
+// against numberOfClusters.
+func pickN(n int32, p *placementv1beta1.ClusterResourcePlacement) *placementv1beta1.ClusterResourcePlacement {
+	p.Spec.Policy = &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickNPlacementType, NumberOfClusters: ptr.To(n)}
+	return p
+}
+
 func names(bs []placementv1beta1.BindingObj) []string {
 	var out []string
 	for _, b := range bs {
@@ -109,6 +116,46 @@ func TestPlanRollout(t *testing.T) {
 				binding("old", unscheduled, "s-1", true, "", 0),
 			},
 			wantRemove: []string{"old"},
+		},
+		{
+			// The seeds' rolling-update example 2: PickN 2 moves from the west
+			// clusters to the east ones with maxSurge 2 and the default
+			// maxUnavailable (25% of 2, rounded up: 1).
+			name: "a policy change surges the new clusters in and removes one old cluster at once",
+			p:    pickN(2, crp("25%", "2")),
+			bindings: []placementv1beta1.BindingObj{
+				binding("c1", unscheduled, "s-1", true, "", 0), binding("c2", unscheduled, "s-1", true, "", 0),
+				binding("c3", scheduled, "", false, "", 0), binding("c4", scheduled, "", false, "", 0),
+			},
+			wantRemove: []string{"c1"},
+			wantUpdate: []string{"c3", "c4"},
+		},
+		{
+			name: "the last old cluster stays until a new one is available",
+			p:    pickN(2, crp("25%", "2")),
+			bindings: []placementv1beta1.BindingObj{
+				binding("c2", unscheduled, "s-1", true, "", 0),
+				binding("c3", bound, "s-1", false, "", 0), binding("c4", bound, "s-1", false, "", 0),
+			},
+		},
+		{
+			name: "and goes once one is",
+			p:    pickN(2, crp("25%", "2")),
+			bindings: []placementv1beta1.BindingObj{
+				binding("c2", unscheduled, "s-1", true, "", 0),
+				binding("c3", bound, "s-1", true, "", 0), binding("c4", bound, "s-1", false, "", 0),
+			},
+			wantRemove: []string{"c2"},
+		},
+		{
+			name: "without surge, a new cluster waits for an old one to go",
+			p:    pickN(2, crp("1", "0")),
+			bindings: []placementv1beta1.BindingObj{
+				binding("c1", unscheduled, "s-1", true, "", 0), binding("c2", bound, "s-1", true, "", 0),
+				binding("c3", scheduled, "", false, "", 0),
+			},
+			wantRemove: []string{"c1"},
+			wantUpdate: []string{"c3"},
 		},
 		{
 			name:       "percentages round up",

@@ -115,7 +115,7 @@ func (r *Reconciler) input(ctx context.Context, clusterName string, k placements
 	if err != nil {
 		return framework.Input{}, err
 	}
-	granted, err := (&tenancy.Grants{Reader: local}).Granted(ctx, path)
+	access, err := (&tenancy.Grants{Reader: local}).For(ctx, path)
 	if err != nil {
 		return framework.Input{}, err
 	}
@@ -124,7 +124,7 @@ func (r *Reconciler) input(ctx context.Context, clusterName string, k placements
 		Namespace:          k.Namespace,
 		PolicySnapshotName: snap.GetName(),
 		Policy:             snap.GetPolicySnapshotSpec().Policy,
-		Granted:            granted,
+		Granted:            access.Granted,
 		Now:                time.Now(),
 	}
 	in.NumberOfClusters, _ = strconv.Atoi(snap.GetAnnotations()[placementv1beta1.NumberOfClustersAnnotation])

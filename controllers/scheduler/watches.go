@@ -3,51 +3,38 @@ package scheduler
 import (
 	"context"
 
-	"github.com/kcp-dev/logicalcluster/v3"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	mchandler "sigs.k8s.io/multicluster-runtime/pkg/handler"
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/controllers/common/placements"
 )
-
-// wildcard is implemented by providers with a cache over all workspaces.
-type wildcard interface {
-	GetWildcard() cache.Cache
-}
 
 // allPlacements enqueues every placement of this kind in every workspace:
 // a change of the fleet can make any of them schedule differently.
 func (r *Reconciler) allPlacements() mchandler.TypedEventHandlerFunc[client.Object, mcreconcile.Request] {
 	return func(string, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
 		return handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []mcreconcile.Request {
-			w, ok := r.Manager.GetProvider().(wildcard)
-			if !ok {
-				return nil
-			}
 			var list placementv1beta1.PlacementListObj = &placementv1beta1.ClusterResourcePlacementList{}
 			if r.Namespaced {
 				list = &placementv1beta1.ResourcePlacementList{}
 			}
-			if err := w.GetWildcard().List(ctx, list); err != nil {
+			if err := placements.ListEverywhere(ctx, r.Manager, list); err != nil {
+				log.FromContext(ctx).Error(err, "listing placements after a fleet change; they are rescheduled on their next change")
 				return nil
 			}
 			var out []mcreconcile.Request
 			for _, p := range list.GetPlacementObjs() {
-				out = append(out, mcreconcile.Request{
-					ClusterName: logicalcluster.From(p).String(),
-					Request:     reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.GetNamespace(), Name: p.GetName()}},
-				})
+				out = append(out, placements.RequestFor(p))
 			}
 			return out
 		})

@@ -10,12 +10,14 @@ import (
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
@@ -25,8 +27,10 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
 	"github.com/fleetplane/fleetplane/controllers/common/predicates"
+	"github.com/fleetplane/fleetplane/workspaces/clients"
 )
 
 // ControllerName names the controllers in logs.
@@ -37,6 +41,8 @@ type Reconciler struct {
 	Manager mcmanager.Manager
 	// Fleet is the client of root:fleet, where Work lives.
 	Fleet client.Client
+	// Workspaces resolves a workspace's path, which its grants name.
+	Workspaces *clients.Factory
 	placements.Scope
 }
 
@@ -49,7 +55,34 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 		Watches(&placementv1beta1.Work{}, toBinding(r.Namespaced),
 			mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false),
 			mcbuilder.WithPredicates(workChanged{})).
+		Watches(&tenancyv1alpha1.ClusterGrant{}, r.unsyncedBindings(),
+			mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false),
+			mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Complete(r)
+}
+
+// unsyncedBindings enqueues, when a grant changes, the bindings whose Work
+// could not be written: a grant may now allow what was refused.
+func (r *Reconciler) unsyncedBindings() mchandler.TypedEventHandlerFunc[client.Object, mcreconcile.Request] {
+	return func(string, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+		return handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []mcreconcile.Request {
+			var list placementv1beta1.BindingListObj = &placementv1beta1.ClusterResourceBindingList{}
+			if r.Namespaced {
+				list = &placementv1beta1.ResourceBindingList{}
+			}
+			if err := placements.ListEverywhere(ctx, r.Manager, list); err != nil {
+				log.FromContext(ctx).Error(err, "listing bindings after a ClusterGrant changed; refused bindings are retried with backoff")
+				return nil
+			}
+			var out []mcreconcile.Request
+			for _, b := range list.GetBindingObjs() {
+				if meta.IsStatusConditionFalse(b.GetBindingStatus().Conditions, string(placementv1beta1.ResourceBindingWorkSynchronized)) {
+					out = append(out, placements.RequestFor(b))
+				}
+			}
+			return out
+		})
+	}
 }
 
 // toBinding maps a Work in root:fleet to the binding, in its workspace, that
@@ -58,7 +91,7 @@ func toBinding(namespaced bool) mchandler.TypedEventHandlerFunc[client.Object, m
 	return func(string, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
 		return handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, w client.Object) []mcreconcile.Request {
 			l := w.GetLabels()
-			ws, binding := l[placements.WorkspaceLabel], l[placementv1beta1.ParentBindingLabel]
+			ws, binding := l[placementv1beta1.WorkspaceLabel], l[placementv1beta1.ParentBindingLabel]
 			ns := l[placementv1beta1.ParentNamespaceLabel]
 			if ws == "" || binding == "" || (ns != "") != namespaced {
 				return nil
@@ -81,7 +114,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	}
 	origin := origin{workspace: logicalcluster.Name(req.ClusterName), binding: b}
 	if !b.GetDeletionTimestamp().IsZero() {
-		return ctrl.Result{}, r.cleanUp(ctx, c, origin)
+		return ctrl.Result{}, r.cleanUp(ctx, c, cl.GetAPIReader(), origin)
 	}
 	if controllerutil.AddFinalizer(b, placementv1beta1.WorkFinalizer) {
 		if err := c.Update(ctx, b); err != nil {
@@ -89,11 +122,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		}
 	}
 	spec := b.GetBindingSpec()
-	if spec.State != placementv1beta1.BindingStateBound || spec.ResourceSnapshotName == "" {
-		// Not rolled out yet (or being removed): the rollout decides when.
+	var works []placementv1beta1.Work
+	var syncErr error
+	switch {
+	case spec.ResourceSnapshotName == "" || spec.State == placementv1beta1.BindingStateScheduled:
+		// Not rolled out yet: the rollout decides when.
 		return ctrl.Result{}, nil
+	case spec.State == placementv1beta1.BindingStateUnscheduled:
+		// Being removed, within the rollout's limits: the Works stay as they
+		// are until then, and so does the report of whether they are
+		// available, which the rollout counts on.
+		works, syncErr = r.existingWorks(ctx, origin)
+		if syncErr != nil || len(works) == 0 {
+			return ctrl.Result{}, syncErr
+		}
+	default:
+		var t trusted
+		if t, syncErr = r.trust(ctx, c, origin); syncErr == nil {
+			works, syncErr = r.syncWorks(ctx, origin, t)
+		}
 	}
-	works, syncErr := r.syncWorks(ctx, c, origin)
 	status := bindingStatus(b, works, syncErr)
 	if !equality.Semantic.DeepEqual(status, *b.GetBindingStatus()) {
 		b.SetBindingStatus(status)
@@ -105,8 +153,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 }
 
 // cleanUp deletes the binding's Work and releases the binding once it is
-// gone; the member's syncer removes what the Work applied first.
-func (r *Reconciler) cleanUp(ctx context.Context, c client.Client, o origin) error {
+// gone; the member's syncer removes what the Work applied first. Whether
+// the placement is deleted is read from the API server (direct): a cache
+// that has not seen the deletion yet would turn Abandon into Delete.
+func (r *Reconciler) cleanUp(ctx context.Context, c client.Client, direct client.Reader, o origin) error {
 	if !controllerutil.ContainsFinalizer(o.binding, placementv1beta1.WorkFinalizer) {
 		return nil
 	}
@@ -114,13 +164,13 @@ func (r *Reconciler) cleanUp(ctx context.Context, c client.Client, o origin) err
 	if err != nil {
 		return err
 	}
-	abandon, err := abandoning(ctx, c, o)
+	abandon, err := abandoning(ctx, direct, o, works)
 	if err != nil {
 		return err
 	}
 	for i := range works {
-		if abandon && works[i].Annotations[placements.DeletePropagationAnnotation] != string(placementv1beta1.DeletePropagationPolicyAbandon) {
-			works[i].Annotations = merged(works[i].Annotations, map[string]string{placements.DeletePropagationAnnotation: string(placementv1beta1.DeletePropagationPolicyAbandon)})
+		if abandon && works[i].Annotations[placementv1beta1.DeletePropagationAnnotation] != string(placementv1beta1.DeletePropagationPolicyAbandon) {
+			works[i].Annotations = merged(works[i].Annotations, map[string]string{placementv1beta1.DeletePropagationAnnotation: string(placementv1beta1.DeletePropagationPolicyAbandon)})
 			if err := r.Fleet.Update(ctx, &works[i]); err != nil {
 				return err
 			}
@@ -139,13 +189,23 @@ func (r *Reconciler) cleanUp(ctx context.Context, c client.Client, o origin) err
 
 // abandoning tells whether the binding goes away because its placement is
 // deleted with deleteStrategy Abandon: the members then keep what it placed.
-func abandoning(ctx context.Context, c client.Client, o origin) (bool, error) {
-	p, err := placements.Get(ctx, c, placements.Key{Namespace: o.binding.GetNamespace(), Name: o.placement()})
-	if err != nil {
-		return false, client.IgnoreNotFound(err)
+// A placement that is already gone (force-deleted) has its strategy read
+// from what its Works recorded; a cluster unpicked from a live placement is
+// cleaned up.
+func abandoning(ctx context.Context, direct client.Reader, o origin, works []placementv1beta1.Work) (bool, error) {
+	p, err := placements.Get(ctx, direct, placements.Key{Namespace: o.binding.GetNamespace(), Name: o.placement()})
+	if client.IgnoreNotFound(err) != nil {
+		return false, err
 	}
-	ds := p.GetPlacementSpec().Strategy.DeleteStrategy
-	return !p.GetDeletionTimestamp().IsZero() && ds != nil && ds.PropagationPolicy == placementv1beta1.DeletePropagationPolicyAbandon, nil
+	if err == nil {
+		return !p.GetDeletionTimestamp().IsZero() && deleteStrategyOf(p) == placementv1beta1.DeletePropagationPolicyAbandon, nil
+	}
+	for _, w := range works {
+		if w.Annotations[placementv1beta1.PlacementDeleteStrategyAnnotation] == string(placementv1beta1.DeletePropagationPolicyAbandon) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // origin identifies where a binding comes from.
@@ -173,7 +233,7 @@ func (o origin) workPrefix() string {
 
 func (o origin) labels() map[string]string {
 	return map[string]string{
-		placements.WorkspaceLabel:               o.workspace.String(),
+		placementv1beta1.WorkspaceLabel:         o.workspace.String(),
 		placementv1beta1.PlacementTrackingLabel: o.placement(),
 		placementv1beta1.ParentBindingLabel:     o.binding.GetName(),
 		placementv1beta1.ParentNamespaceLabel:   o.binding.GetNamespace(),
@@ -183,7 +243,7 @@ func (o origin) labels() map[string]string {
 func (r *Reconciler) existingWorks(ctx context.Context, o origin) ([]placementv1beta1.Work, error) {
 	list := &placementv1beta1.WorkList{}
 	sel := client.MatchingLabels{
-		placements.WorkspaceLabel:           o.workspace.String(),
+		placementv1beta1.WorkspaceLabel:     o.workspace.String(),
 		placementv1beta1.ParentBindingLabel: o.binding.GetName(),
 	}
 	if err := r.Fleet.List(ctx, list, client.InNamespace(o.memberNamespace()), sel); err != nil {

@@ -10,19 +10,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
-	"github.com/fleetplane/fleetplane/controllers/common/placements"
 )
 
-// syncWorks writes one Work per shard of the binding's resource snapshot and
-// deletes Works of shards that no longer exist. Unchanged Works are not
-// written. It returns the binding's Works as they are now.
-func (r *Reconciler) syncWorks(ctx context.Context, c client.Client, o origin) ([]placementv1beta1.Work, error) {
-	k := placements.Key{Namespace: o.binding.GetNamespace(), Name: o.placement()}
-	spec := o.binding.GetBindingSpec()
-	group, err := placements.ResourceSnapshotGroup(ctx, c, k, spec.ResourceSnapshotName)
-	if err != nil {
-		return nil, fmt.Errorf("reading resource snapshot %s: %w", spec.ResourceSnapshotName, err)
-	}
+// syncWorks writes one Work per shard of the binding's resource snapshot
+// group and deletes Works of shards that no longer exist. Unchanged Works are
+// not written. It returns the binding's Works as they are now.
+func (r *Reconciler) syncWorks(ctx context.Context, o origin, t trusted) ([]placementv1beta1.Work, error) {
 	existing, err := r.existingWorks(ctx, o)
 	if err != nil {
 		return nil, err
@@ -32,8 +25,9 @@ func (r *Reconciler) syncWorks(ctx context.Context, c client.Client, o origin) (
 		byName[existing[i].Name] = &existing[i]
 	}
 	var current []placementv1beta1.Work
-	for sub, s := range group {
+	for sub, s := range t.group {
 		want := o.work(sub, s)
+		t.annotate(want)
 		got, err := r.apply(ctx, byName[want.Name], want)
 		if err != nil {
 			return nil, err

@@ -16,6 +16,7 @@ import (
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
+	"github.com/fleetplane/fleetplane/workspaces/tenancy"
 )
 
 const workspace = logicalcluster.Name("2abc")
@@ -87,7 +88,7 @@ func TestWorkNamesAndLabels(t *testing.T) {
 				t.Errorf("Work = %s/%s, want fleet-member-m1/%s", w.Namespace, w.Name, tc.wantName)
 			}
 			wantLabels := map[string]string{
-				placements.WorkspaceLabel:                         "2abc",
+				placementv1beta1.WorkspaceLabel:                   "2abc",
 				placementv1beta1.PlacementTrackingLabel:           "web",
 				placementv1beta1.ParentBindingLabel:               "web-m1",
 				placementv1beta1.ParentNamespaceLabel:             tc.namespace,
@@ -198,11 +199,8 @@ func TestSyncWorks(t *testing.T) {
 			ctx := context.Background()
 			b := binding(ns)
 			o := origin{workspace: workspace, binding: b}
-			var hubObjs []client.Object
-			for _, s := range snapshotGroup(ns, 2) {
-				hubObjs = append(hubObjs, s)
-			}
-			hub := fakeClient(t, hubObjs...)
+			group := trusted{group: snapshotGroup(ns, 2), path: logicalcluster.NewPath("root:teams:a"), tenant: true,
+				perms: tenancy.Permissions{TakeOverNamespaces: []string{"legacy-*", "old"}}}
 
 			// A Work of a third shard from an earlier snapshot, and Works of
 			// the same binding name in another workspace and in another
@@ -216,9 +214,16 @@ func TestSyncWorks(t *testing.T) {
 			otherKind := origin{workspace: workspace, binding: binding(otherNamespace)}.work(0, snapshotGroup(ns, 1)[0])
 			r := &Reconciler{Fleet: fakeClient(t, stale, otherWS, otherKind)}
 
-			works, err := r.syncWorks(ctx, hub, o)
+			works, err := r.syncWorks(ctx, o, group)
 			if err != nil {
 				t.Fatal(err)
+			}
+			for _, w := range works {
+				wantAnn := map[string]string{placementv1beta1.WorkspacePathAnnotation: "root:teams:a",
+					placementv1beta1.TenantAnnotation: "true", placementv1beta1.TakeOverNamespacesAnnotation: "legacy-*,old"}
+				if !contains(w.Annotations, wantAnn) {
+					t.Errorf("Work %s annotations = %v, want %v", w.Name, w.Annotations, wantAnn)
+				}
 			}
 			prefix := map[string]string{"": "2abc.web", "app": "2abc.app.web"}[ns]
 			if len(works) != 2 || works[0].Name != prefix+"-work" || works[1].Name != prefix+"-1" {
@@ -231,7 +236,7 @@ func TestSyncWorks(t *testing.T) {
 			}
 
 			// Synced again with nothing changed, no Work is written.
-			again, err := r.syncWorks(ctx, hub, o)
+			again, err := r.syncWorks(ctx, o, group)
 			if err != nil {
 				t.Fatal(err)
 			}

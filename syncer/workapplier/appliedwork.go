@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -44,10 +45,21 @@ func keyOf(id placementv1beta1.WorkResourceIdentifier) objectKey {
 	return objectKey{id.Group, id.Kind, id.Namespace, id.Name}
 }
 
-// removeStale deletes what this Work applied before but no longer contains.
-// Only objects that still name this AppliedWork as owner are touched; an
-// object shared with other owners only loses our owner reference.
-func (r *Reconciler) removeStale(ctx context.Context, aw *placementv1beta1.AppliedWork, ms []*manifest) error {
+// releaseMode says what happens to an object a placement lets go of.
+type releaseMode int
+
+const (
+	// deleteCreated deletes the object if this placement created it and
+	// nothing else owns it, and otherwise leaves it, released.
+	deleteCreated releaseMode = iota
+	// keep leaves every object on the member, released (deleteStrategy
+	// Abandon).
+	keep
+)
+
+// removeStale lets go of what this Work applied before but no longer
+// contains.
+func (r *Reconciler) removeStale(ctx context.Context, aw *placementv1beta1.AppliedWork, o owner, ms []*manifest) error {
 	current := map[objectKey]bool{}
 	for _, m := range ms {
 		if m.obj != nil {
@@ -58,72 +70,78 @@ func (r *Reconciler) removeStale(ctx context.Context, aw *placementv1beta1.Appli
 		if current[keyOf(res.WorkResourceIdentifier)] {
 			continue
 		}
-		if err := r.release(ctx, aw, res.WorkResourceIdentifier); err != nil {
+		if err := r.release(ctx, aw.Name, o, res.WorkResourceIdentifier, deleteCreated); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// deletePropagationAnnotation is set by the hub on a Work whose placement was
-// deleted with deleteStrategy Abandon.
-const deletePropagationAnnotation = "fleetplane.io/delete-propagation"
-
-// abandon drops the AppliedWork's owner reference from every object it
-// applied, so that deleting the AppliedWork leaves them on the member. The
-// Work's own manifests count too: the AppliedWork's record of them may lag
-// the last apply, and an object left owned would be garbage-collected.
-func (r *Reconciler) abandon(ctx context.Context, aw *placementv1beta1.AppliedWork, ms []*manifest) error {
+// releaseAll lets go of everything the Work applied: what its AppliedWork
+// recorded and its own manifests (the record may lag the last apply, or be
+// gone).
+func (r *Reconciler) releaseAll(ctx context.Context, work *placementv1beta1.Work, aw *placementv1beta1.AppliedWork, mode releaseMode) error {
 	ids := map[objectKey]placementv1beta1.WorkResourceIdentifier{}
-	for _, res := range aw.Status.AppliedResources {
-		ids[keyOf(res.WorkResourceIdentifier)] = res.WorkResourceIdentifier
+	if aw != nil {
+		for _, res := range aw.Status.AppliedResources {
+			ids[keyOf(res.WorkResourceIdentifier)] = res.WorkResourceIdentifier
+		}
 	}
-	for _, m := range ms {
+	for _, m := range decode(work) {
 		if m.obj != nil {
 			ids[keyOf(m.id)] = m.id
 		}
 	}
+	o := ownerOf(work)
 	for _, id := range ids {
-		if err := r.releaseObject(ctx, aw, id, false); err != nil {
+		if err := r.release(ctx, work.Name, o, id, mode); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (r *Reconciler) release(ctx context.Context, aw *placementv1beta1.AppliedWork, id placementv1beta1.WorkResourceIdentifier) error {
-	return r.releaseObject(ctx, aw, id, true)
-}
-
-// releaseObject removes the AppliedWork's claim on an object: the object is
-// deleted if the AppliedWork owns it alone and deleteSole is set, otherwise
-// only the owner reference goes.
-func (r *Reconciler) releaseObject(ctx context.Context, aw *placementv1beta1.AppliedWork, id placementv1beta1.WorkResourceIdentifier, deleteSole bool) error {
+// release lets go of one object. It is read from the API server: acting on
+// a stale copy could leave an owner reference behind (and the garbage
+// collector would then delete an object meant to be kept). An object this
+// placement does not manage is left alone; one it created and owns alone is
+// deleted in deleteCreated mode; any other is kept, without the placement's
+// owner reference and bookkeeping.
+func (r *Reconciler) release(ctx context.Context, appliedWork string, o owner, id placementv1beta1.WorkResourceIdentifier, mode releaseMode) error {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(schema.GroupVersionKind{Group: id.Group, Version: id.Version, Kind: id.Kind})
-	c := r.Member.GetClient()
-	if err := c.Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj); err != nil {
+	if err := r.Member.GetAPIReader().Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	var kept []metav1.OwnerReference
-	ours := false
+	referenced := false
 	for _, ref := range obj.GetOwnerReferences() {
-		if ref.UID == aw.UID {
-			ours = true
+		if isAppliedWork(ref) && ref.Name == appliedWork {
+			referenced = true
 			continue
 		}
 		kept = append(kept, ref)
 	}
-	switch {
-	case !ours:
+	if !o.manages(obj) && !referenced {
 		return nil
-	case len(kept) > 0 || !deleteSole:
-		patch := client.MergeFrom(obj.DeepCopy())
-		obj.SetOwnerReferences(kept)
-		return client.IgnoreNotFound(c.Patch(ctx, obj, patch))
-	default:
-		return client.IgnoreNotFound(c.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)))
 	}
+	c := r.Member.GetClient()
+	if mode == deleteCreated && o.createdBy(obj) && len(kept) == 0 {
+		return client.IgnoreNotFound(c.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground),
+			client.Preconditions{UID: ptr.To(obj.GetUID())}))
+	}
+	patch := client.MergeFromWithOptions(obj.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	obj.SetOwnerReferences(kept)
+	annotations := obj.GetAnnotations()
+	for _, k := range bookkeeping {
+		delete(annotations, k)
+	}
+	if annotations[placementv1beta1.NamespaceOwnerAnnotation] == o.workspace && o.workspace != "" {
+		delete(annotations, placementv1beta1.NamespaceOwnerAnnotation)
+		delete(annotations, placementv1beta1.NamespaceOwnerPathAnnotation)
+	}
+	obj.SetAnnotations(annotations)
+	return client.IgnoreNotFound(c.Patch(ctx, obj, patch))
 }
 
 // recordApplied keeps the AppliedWork's list of applied objects current. A
@@ -152,29 +170,31 @@ func (r *Reconciler) recordApplied(ctx context.Context, aw *placementv1beta1.App
 	return r.Member.GetClient().Status().Update(ctx, aw)
 }
 
-// cleanUp runs when a Work is deleted on the hub: every object the Work
-// applied is removed (or, if shared with other owners, released), then its
-// AppliedWork. The owner references would let the member's garbage collector
-// do the same, but it may take a while to notice a freshly installed kind.
+// cleanUp runs when a Work is deleted on the hub: the placement lets go of
+// everything the Work applied — deleting what it created, or keeping
+// everything when its placement was deleted with deleteStrategy Abandon —
+// then the AppliedWork goes. The AppliedWork is read from the API server: a
+// cache miss must not skip the release.
 func (r *Reconciler) cleanUp(ctx context.Context, work *placementv1beta1.Work) error {
 	if !controllerutil.ContainsFinalizer(work, placementv1beta1.WorkFinalizer) {
 		return nil
 	}
 	aw := &placementv1beta1.AppliedWork{}
-	err := r.Member.GetClient().Get(ctx, client.ObjectKey{Name: work.Name}, aw)
+	err := r.Member.GetAPIReader().Get(ctx, client.ObjectKey{Name: work.Name}, aw)
 	if client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("reading AppliedWork %s on the member cluster: %w", work.Name, err)
 	}
-	if err == nil {
-		var released error
-		if work.Annotations[deletePropagationAnnotation] == string(placementv1beta1.DeletePropagationPolicyAbandon) {
-			released = r.abandon(ctx, aw, decode(work))
-		} else {
-			released = r.removeStale(ctx, aw, nil)
-		}
-		if released != nil {
-			return released
-		}
+	if err != nil {
+		aw = nil
+	}
+	mode := deleteCreated
+	if work.Annotations[placementv1beta1.DeletePropagationAnnotation] == string(placementv1beta1.DeletePropagationPolicyAbandon) {
+		mode = keep
+	}
+	if err := r.releaseAll(ctx, work, aw, mode); err != nil {
+		return err
+	}
+	if aw != nil {
 		if err := r.Member.GetClient().Delete(ctx, aw, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting AppliedWork %s on the member cluster: %w", work.Name, err)
 		}

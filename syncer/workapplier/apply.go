@@ -6,12 +6,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/jsonmergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -35,13 +37,23 @@ func hashOf(raw []byte) string {
 
 // applier writes one Work's manifests to the member cluster.
 type applier struct {
-	member   client.Client
-	owner    metav1.OwnerReference
-	strategy placementv1beta1.ApplyStrategy
+	member client.Client
+	// direct reads the member's API server, bypassing the cache, where a
+	// stale read could let a placement into what is not its own.
+	direct client.Reader
+	// appliedWork is the owner reference every object this placement
+	// creates carries, so that the member's garbage collector follows it.
+	appliedWork metav1.OwnerReference
+	owner       owner
+	strategy    placementv1beta1.ApplyStrategy
+	// failedNamespaces are the Namespaces of this Work that could not be
+	// applied: nothing of the Work lands in them (the namespace may be
+	// another placement's).
+	failedNamespaces map[string]applyOutcome
 }
 
-// apply applies one manifest: find the live object, decide whether we may
-// own it, and write it if it changed since we last applied it.
+// apply applies one manifest: find the live object, decide whether this
+// placement may manage it, and write it if it changed since last applied.
 func (a *applier) apply(ctx context.Context, m *manifest) {
 	mapping, err := a.member.RESTMapper().RESTMapping(m.obj.GroupVersionKind().GroupKind(), m.obj.GroupVersionKind().Version)
 	if err != nil {
@@ -50,73 +62,156 @@ func (a *applier) apply(ctx context.Context, m *manifest) {
 	}
 	m.gvr = mapping.Resource
 	m.id.Resource = mapping.Resource.Resource
-	if mapping.Scope.Name() == meta.RESTScopeNameRoot {
+	clusterScoped := mapping.Scope.Name() == meta.RESTScopeNameRoot
+	if clusterScoped {
 		m.obj.SetNamespace("")
 		m.id.Namespace = ""
 	}
-
-	live, err := a.get(ctx, m.obj)
-	if err != nil {
-		m.fail(placementv1beta1.ApplyResultFailedToFindObjInMemberCluster, fmt.Sprintf("reading %s from the member cluster: %v", describe(m.obj), err))
+	if reason, msg, ok := a.owner.mayPlaceKind(m.obj.GroupVersionKind().GroupKind(), clusterScoped); !ok {
+		m.fail(reason, msg)
 		return
 	}
-	if live != nil {
-		if reason, msg, ok := a.mayOwn(m, live); !ok {
+	if failed, ok := a.failedNamespaces[m.obj.GetNamespace()]; ok && !clusterScoped {
+		m.fail(failed.reason, fmt.Sprintf("namespace %s of this placement was not applied: %s", m.obj.GetNamespace(), failed.message))
+		return
+	}
+	if m.obj.GetKind() == "Namespace" && clusterScoped {
+		defer a.recordNamespace(m)
+	}
+	if ns := namespaceOf(m.obj); ns != "" && (!clusterScoped || m.obj.GetKind() == "Namespace") {
+		if reason, msg, ok := a.namespaceAllowed(ctx, ns); !ok {
 			m.fail(reason, msg)
-			m.live = live
-			return
-		}
-		if upToDate(live, m.hash, a.owner.UID) {
-			m.live = live
-			m.applied = applyOutcome{ok: true, reason: placementv1beta1.ApplyResultApplied, message: "the object is up to date"}
 			return
 		}
 	}
-
-	desired := a.desired(m, live)
-	if a.strategy.Type == placementv1beta1.ApplyStrategyTypeServerSideApply {
-		live, err = a.serverSideApply(ctx, desired)
-	} else {
-		live, err = a.clientSideApply(ctx, desired, live)
-	}
-	if err != nil {
-		m.fail(placementv1beta1.ApplyResultFailedToApply, fmt.Sprintf("applying %s: %v", describe(m.obj), err))
+	// Twice at most: a create or write that lost a race with another
+	// placement is judged again on what won.
+	for attempt := 0; ; attempt++ {
+		live, err := a.get(ctx, m.obj, attempt > 0)
+		if err != nil {
+			m.fail(placementv1beta1.ApplyResultFailedToFindObjInMemberCluster, fmt.Sprintf("reading %s from the member cluster: %v", describe(m.obj), err))
+			return
+		}
+		m.live = live
+		if live != nil {
+			if reason, msg, ok := a.mayManage(m, live); !ok {
+				m.fail(reason, msg)
+				return
+			}
+			if a.upToDate(live, m.hash) {
+				m.applied = applyOutcome{ok: true, reason: placementv1beta1.ApplyResultApplied, message: "the object is up to date"}
+				return
+			}
+		}
+		written, err := a.write(ctx, m, live)
+		if err == nil {
+			m.live = written
+			m.applied = applyOutcome{ok: true, reason: placementv1beta1.ApplyResultApplied, message: "the object has been applied"}
+			return
+		}
+		if attempt == 0 && (apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err)) {
+			continue
+		}
+		m.fail(a.failure(m, err))
 		return
 	}
-	m.live = live
-	m.applied = applyOutcome{ok: true, reason: placementv1beta1.ApplyResultApplied, message: "the object has been applied"}
 }
 
-func (a *applier) get(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+// recordNamespace remembers a Namespace of this Work that failed, so that
+// the objects in it are not applied either.
+func (a *applier) recordNamespace(m *manifest) {
+	if m.applied.ok {
+		return
+	}
+	if a.failedNamespaces == nil {
+		a.failedNamespaces = map[string]applyOutcome{}
+	}
+	a.failedNamespaces[m.obj.GetName()] = m.applied
+}
+
+// namespaceAllowed holds a team Work to namespaces of its own workspace,
+// read from the API server: the cache may not have seen a namespace that
+// another workspace just created.
+func (a *applier) namespaceAllowed(ctx context.Context, name string) (string, string, bool) {
+	if !a.owner.tenant {
+		return "", "", true
+	}
+	ns := &unstructured.Unstructured{}
+	ns.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"})
+	err := a.direct.Get(ctx, client.ObjectKey{Name: name}, ns)
+	switch {
+	case apierrors.IsNotFound(err):
+		return a.owner.mayUseNamespace(name, nil)
+	case err != nil:
+		return placementv1beta1.ApplyResultFailedToFindObjInMemberCluster, fmt.Sprintf("reading namespace %s from the member cluster: %v", name, err), false
+	}
+	return a.owner.mayUseNamespace(name, ns)
+}
+
+// write creates the object or applies the manifest over the live one.
+func (a *applier) write(ctx context.Context, m *manifest, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	desired := a.desired(m, live)
+	if a.strategy.Type == placementv1beta1.ApplyStrategyTypeServerSideApply {
+		// Until the object is this placement's, nothing is forced: a
+		// placement racing to create it then conflicts on the owner
+		// annotation, which each placement applies with its own manager.
+		force := live != nil && a.owner.manages(live) && a.strategy.ServerSideApplyConfig != nil && a.strategy.ServerSideApplyConfig.ForceConflicts
+		return a.serverSideApply(ctx, desired, force)
+	}
+	return a.clientSideApply(ctx, desired, live)
+}
+
+// failure names why a write failed; a server-side-apply conflict over the
+// owner annotation is another placement's object.
+func (a *applier) failure(m *manifest, err error) (string, string) {
+	if apierrors.IsConflict(err) && strings.Contains(err.Error(), placementv1beta1.OwnerAnnotation) {
+		return placementv1beta1.ApplyResultApplyConflictBetweenPlacements,
+			fmt.Sprintf("%s is being placed by another placement at the same time; it stays with the first — remove it from one of them", describe(m.obj))
+	}
+	return placementv1beta1.ApplyResultFailedToApply, fmt.Sprintf("applying %s: %v", describe(m.obj), err)
+}
+
+// get reads the live object, from the API server when the cache is known
+// to be behind (after a lost race).
+func (a *applier) get(ctx context.Context, obj *unstructured.Unstructured, direct bool) (*unstructured.Unstructured, error) {
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(obj.GroupVersionKind())
-	err := a.member.Get(ctx, client.ObjectKeyFromObject(obj), live)
+	var reader client.Reader = a.member
+	if direct {
+		reader = a.direct
+	}
+	err := reader.Get(ctx, client.ObjectKeyFromObject(obj), live)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	return live, err
 }
 
-// mayOwn applies the takeover rules to an object that already exists.
-func (a *applier) mayOwn(m *manifest, live *unstructured.Unstructured) (string, string, bool) {
-	ours, others := false, []string{}
+// mayManage applies the ownership and takeover rules to an object that
+// already exists: one placement manages an object, and an object no
+// placement created is adopted only as the takeover rules allow.
+func (a *applier) mayManage(m *manifest, live *unstructured.Unstructured) (string, string, bool) {
+	if a.owner.manages(live) {
+		return "", "", true
+	}
+	if other := live.GetAnnotations()[placementv1beta1.OwnerAnnotation]; other != "" {
+		return placementv1beta1.ApplyResultApplyConflictBetweenPlacements,
+			fmt.Sprintf("%s is already placed by another placement (%s); two placements cannot manage the same object — remove it from one of them", describe(live), other), false
+	}
+	var others []string
 	for _, ref := range live.GetOwnerReferences() {
-		switch {
-		case ref.UID == a.owner.UID:
-			ours = true
-		case ref.Kind == "AppliedWork" && ref.APIVersion == placementv1beta1.GroupVersion.String():
+		if isAppliedWork(ref) {
 			return placementv1beta1.ApplyResultApplyConflictBetweenPlacements,
 				fmt.Sprintf("%s is already placed by another placement (Work %s); two placements cannot manage the same object — remove it from one of them", describe(live), ref.Name), false
-		default:
-			others = append(others, ref.Kind+"/"+ref.Name)
 		}
-	}
-	if ours {
-		return "", "", true
+		others = append(others, ref.Kind+"/"+ref.Name)
 	}
 	if len(others) > 0 && !a.strategy.AllowCoOwnership {
 		return placementv1beta1.ApplyResultManifestsAlreadyOwnedByOthers,
 			fmt.Sprintf("%s is owned by %s on the member cluster; set applyStrategy.allowCoOwnership to share it", describe(live), strings.Join(others, ", ")), false
+	}
+	if reason, msg, ok := a.owner.mayAdopt(live); !ok {
+		return reason, msg, false
 	}
 	switch a.strategy.WhenToTakeOver {
 	case placementv1beta1.WhenToTakeOverTypeNever:
@@ -132,6 +227,10 @@ func (a *applier) mayOwn(m *manifest, live *unstructured.Unstructured) (string, 
 	return "", "", true
 }
 
+func isAppliedWork(ref metav1.OwnerReference) bool {
+	return ref.Kind == "AppliedWork" && ref.APIVersion == placementv1beta1.GroupVersion.String()
+}
+
 func paths(ds []diff.Detail) string {
 	var ps []string
 	for i, d := range ds {
@@ -144,35 +243,36 @@ func paths(ds []diff.Detail) string {
 	return strings.Join(ps, ", ")
 }
 
-// upToDate is true when the live object carries our ownership and the hash
-// of the very manifest we would apply: nothing to write.
-func upToDate(live *unstructured.Unstructured, hash string, owner types.UID) bool {
-	if live.GetAnnotations()[placementv1beta1.ManifestHashAnnotation] != hash {
+// upToDate is true when the live object is this placement's and carries the
+// hash of the very manifest it would apply: nothing to write.
+func (a *applier) upToDate(live *unstructured.Unstructured, hash string) bool {
+	if !a.owner.manages(live) || live.GetAnnotations()[placementv1beta1.ManifestHashAnnotation] != hash {
 		return false
 	}
-	for _, ref := range live.GetOwnerReferences() {
-		if ref.UID == owner {
-			return true
-		}
-	}
-	return false
+	return !a.owner.createdBy(live) || slices.ContainsFunc(live.GetOwnerReferences(), func(ref metav1.OwnerReference) bool { return ref.UID == a.appliedWork.UID })
 }
 
-// desired is the manifest plus our bookkeeping: the hash annotation and the
-// owner reference to the AppliedWork (which the member's garbage collector
-// follows when the Work goes away). Other owners on the live object stay.
+// desired is the manifest plus the bookkeeping: the hash annotation, the
+// ownership annotations and, on objects this placement creates, the owner
+// reference to the AppliedWork that the member's garbage collector
+// follows. An adopted object gets no such reference, so nothing but this
+// syncer, acting on the placement, ever removes it (and it only releases
+// it). Other owners on the live object stay.
 func (a *applier) desired(m *manifest, live *unstructured.Unstructured) *unstructured.Unstructured {
 	d := m.obj.DeepCopy()
+	created := live == nil || a.owner.createdBy(live)
+	a.owner.stamp(d, created)
 	annotations := d.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
 	annotations[placementv1beta1.ManifestHashAnnotation] = m.hash
 	d.SetAnnotations(annotations)
-	refs := []metav1.OwnerReference{a.owner}
+	var refs []metav1.OwnerReference
+	if created {
+		refs = append(refs, a.appliedWork)
+	}
 	if live != nil {
 		for _, ref := range live.GetOwnerReferences() {
-			if ref.UID != a.owner.UID {
+			// A reference to an earlier AppliedWork of this Work is stale.
+			if ref.UID != a.appliedWork.UID && !(isAppliedWork(ref) && ref.Name == a.appliedWork.Name) {
 				refs = append(refs, ref)
 			}
 		}
@@ -182,11 +282,11 @@ func (a *applier) desired(m *manifest, live *unstructured.Unstructured) *unstruc
 	return d
 }
 
-func (a *applier) serverSideApply(ctx context.Context, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func (a *applier) serverSideApply(ctx context.Context, desired *unstructured.Unstructured, force bool) (*unstructured.Unstructured, error) {
 	desired = desired.DeepCopy()
 	desired.SetManagedFields(nil)
-	opts := []client.PatchOption{client.FieldOwner(placementv1beta1.WorkFieldManagerName)}
-	if cfg := a.strategy.ServerSideApplyConfig; cfg != nil && cfg.ForceConflicts {
+	opts := []client.PatchOption{client.FieldOwner(a.owner.manager)}
+	if force {
 		opts = append(opts, client.ForceOwnership)
 	}
 	if err := a.member.Patch(ctx, desired, client.Apply, opts...); err != nil {
@@ -208,13 +308,12 @@ func (a *applier) clientSideApply(ctx context.Context, desired, live *unstructur
 	if len(modified) > maxLastAppliedSize {
 		// Too big for an annotation: server-side apply owns the fields instead.
 		dropLastApplied(desired)
-		force := a.strategy
-		force.ServerSideApplyConfig = &placementv1beta1.ServerSideApplyConfig{ForceConflicts: true}
-		fallback := &applier{member: a.member, owner: a.owner, strategy: force}
-		return fallback.serverSideApply(ctx, desired)
+		return a.serverSideApply(ctx, desired, live != nil && a.owner.manages(live))
 	}
 	if live == nil {
-		if err := a.member.Create(ctx, desired); err != nil {
+		// Create fails if the object appeared meanwhile; it is then judged
+		// again as an existing object.
+		if err := a.member.Create(ctx, desired, client.FieldOwner(a.owner.manager)); err != nil {
 			return nil, err
 		}
 		return desired, nil
@@ -231,10 +330,33 @@ func (a *applier) clientSideApply(ctx context.Context, desired, live *unstructur
 	if string(patch) == "{}" {
 		return live, nil
 	}
-	if err := a.member.Patch(ctx, live, client.RawPatch(patchType, patch)); err != nil {
+	// The patch holds the resourceVersion it was computed from: if another
+	// placement wrote the object meanwhile, it fails with a conflict and the
+	// object is judged again.
+	patch, err = withResourceVersion(patch, live.GetResourceVersion())
+	if err != nil {
+		return nil, err
+	}
+	if err := a.member.Patch(ctx, live, client.RawPatch(patchType, patch), client.FieldOwner(a.owner.manager)); err != nil {
 		return nil, err
 	}
 	return live, nil
+}
+
+// withResourceVersion makes a merge patch conditional on the object's
+// resourceVersion.
+func withResourceVersion(patch []byte, rv string) ([]byte, error) {
+	var p map[string]any
+	if err := json.Unmarshal(patch, &p); err != nil {
+		return nil, err
+	}
+	md, _ := p["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+	}
+	md["resourceVersion"] = rv
+	p["metadata"] = md
+	return json.Marshal(p)
 }
 
 // withLastApplied records the object itself in its last-applied annotation
@@ -280,8 +402,9 @@ func describe(obj *unstructured.Unstructured) string {
 	return fmt.Sprintf("%s %s", obj.GetKind(), obj.GetName())
 }
 
-// ownerRef points applied objects at their AppliedWork. It never blocks the
-// owner's deletion: removing a placement must not hang on the member.
+// ownerRef points the objects a placement creates at their AppliedWork. It
+// never blocks the owner's deletion: removing a placement must not hang on
+// the member.
 func ownerRef(aw *placementv1beta1.AppliedWork) metav1.OwnerReference {
 	return metav1.OwnerReference{
 		APIVersion:         placementv1beta1.GroupVersion.String(),

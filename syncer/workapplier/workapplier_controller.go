@@ -63,7 +63,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	r.tracker = newTracker(c, r.Member, r.Namespace)
+	r.tracker = newTracker(c, r.Member, r.Hub, r.Namespace)
 	return nil
 }
 
@@ -112,7 +112,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	manifests := decode(work)
-	a := &applier{member: r.Member.GetClient(), owner: ownerRef(aw), strategy: strategyOf(work)}
+	o := ownerOf(work)
+	a := &applier{member: r.Member.GetClient(), direct: r.Member.GetAPIReader(), appliedWork: ownerRef(aw), owner: o, strategy: strategyOf(work)}
 	for _, wave := range inWaves(manifests) {
 		for _, m := range wave {
 			a.apply(ctx, m)
@@ -124,7 +125,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			assessAvailability(m)
 		}
 	}
-	if err := r.removeStale(ctx, aw, manifests); err != nil {
+	if err := r.removeStale(ctx, aw, o, manifests); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.recordApplied(ctx, aw, manifests); err != nil {

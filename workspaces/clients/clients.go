@@ -10,6 +10,7 @@ import (
 
 	"github.com/kcp-dev/kcp/sdk/apis/core"
 	corev1alpha1 "github.com/kcp-dev/kcp/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/kcp/sdk/apis/tenancy/v1alpha1"
 	"github.com/kcp-dev/logicalcluster/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,8 +33,9 @@ type Workspace struct {
 	Discovery discovery.CachedDiscoveryInterface
 	Mapper    *restmapper.DeferredDiscoveryRESTMapper
 
-	pathMu sync.Mutex
-	path   logicalcluster.Path
+	factory *Factory
+	pathMu  sync.Mutex
+	path    logicalcluster.Path
 
 	recorderOnce sync.Once
 	recorder     record.EventRecorder
@@ -81,7 +83,7 @@ func (f *Factory) For(name logicalcluster.Name) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Workspace{Name: name, Client: c, Dynamic: dyn, Discovery: cached, Mapper: mapper, events: kube.CoreV1()}
+	w := &Workspace{Name: name, Client: c, Dynamic: dyn, Discovery: cached, Mapper: mapper, events: kube.CoreV1(), factory: f}
 	f.cache[name] = w
 	return w, nil
 }
@@ -114,21 +116,79 @@ func (w *Workspace) Recorder(scheme *runtime.Scheme, component string) record.Ev
 	return w.recorder
 }
 
-// Path returns the workspace's human-readable path, e.g. root:teams:team-a.
-// Paths never change, so it is read once.
+// Path returns the workspace's human-readable path, e.g. root:teams:team-a,
+// as kcp itself records it. The kcp.io/path annotation on the workspace's
+// LogicalCluster is not trusted: the workspace's admins may edit it, and
+// grants are keyed on paths. Instead the path is followed up the tree, each
+// step confirmed by the parent's Workspace object, whose spec.cluster only
+// kcp may set. Paths never change, so it is resolved once.
 func (w *Workspace) Path(ctx context.Context) (logicalcluster.Path, error) {
 	w.pathMu.Lock()
 	defer w.pathMu.Unlock()
 	if !w.path.Empty() {
 		return w.path, nil
 	}
+	path, err := resolvePath(ctx, w.Name, w.logicalCluster, w.factory.workspaceIn, w.factory.pathOf)
+	if err != nil {
+		return logicalcluster.Path{}, fmt.Errorf("resolving the path of workspace %s: %w", w.Name, err)
+	}
+	w.path = path
+	return path, nil
+}
+
+func (w *Workspace) logicalCluster(ctx context.Context) (*corev1alpha1.LogicalCluster, error) {
 	lc := &corev1alpha1.LogicalCluster{}
-	if err := w.Client.Get(ctx, client.ObjectKey{Name: corev1alpha1.LogicalClusterName}, lc); err != nil {
-		return logicalcluster.Path{}, fmt.Errorf("reading the path of workspace %s: %w", w.Name, err)
+	return lc, w.Client.Get(ctx, client.ObjectKey{Name: corev1alpha1.LogicalClusterName}, lc)
+}
+
+// workspaceIn reads the Workspace object name in the logical cluster parent.
+func (f *Factory) workspaceIn(ctx context.Context, parent logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
+	pw, err := f.For(parent)
+	if err != nil {
+		return nil, err
 	}
-	w.path = logicalcluster.NewPath(lc.Annotations[core.LogicalClusterPathAnnotationKey])
-	if w.path.Empty() {
-		w.path = w.Name.Path()
+	ws := &tenancyv1alpha1.Workspace{}
+	return ws, pw.Client.Get(ctx, client.ObjectKey{Name: name}, ws)
+}
+
+func (f *Factory) pathOf(ctx context.Context, name logicalcluster.Name) (logicalcluster.Path, error) {
+	w, err := f.For(name)
+	if err != nil {
+		return logicalcluster.Path{}, err
 	}
-	return w.path, nil
+	return w.Path(ctx)
+}
+
+// resolvePath derives a logical cluster's path from its owner: the Workspace
+// that the LogicalCluster names as owner must really point at it, and the
+// path is the owner's parent path plus the Workspace's name.
+func resolvePath(ctx context.Context, name logicalcluster.Name,
+	logicalCluster func(context.Context) (*corev1alpha1.LogicalCluster, error),
+	workspaceIn func(context.Context, logicalcluster.Name, string) (*tenancyv1alpha1.Workspace, error),
+	pathOf func(context.Context, logicalcluster.Name) (logicalcluster.Path, error),
+) (logicalcluster.Path, error) {
+	if name == core.RootCluster {
+		return core.RootCluster.Path(), nil
+	}
+	lc, err := logicalCluster(ctx)
+	if err != nil {
+		return logicalcluster.Path{}, err
+	}
+	owner := lc.Spec.Owner
+	if owner == nil || owner.Resource != "workspaces" || owner.Cluster == "" || owner.Name == "" {
+		return logicalcluster.Path{}, fmt.Errorf("its LogicalCluster names no owning Workspace")
+	}
+	parent := logicalcluster.Name(owner.Cluster)
+	ws, err := workspaceIn(ctx, parent, owner.Name)
+	if err != nil {
+		return logicalcluster.Path{}, fmt.Errorf("reading its Workspace %s in %s: %w", owner.Name, parent, err)
+	}
+	if ws.Spec.Cluster != name.String() {
+		return logicalcluster.Path{}, fmt.Errorf("Workspace %s in %s is logical cluster %q, not this one", owner.Name, parent, ws.Spec.Cluster)
+	}
+	parentPath, err := pathOf(ctx, parent)
+	if err != nil {
+		return logicalcluster.Path{}, err
+	}
+	return parentPath.Join(owner.Name), nil
 }

@@ -1,10 +1,13 @@
-// Package tenancy decides which member clusters a workspace may place onto,
-// from the ClusterGrants in the platform workspace.
+// Package tenancy decides what a workspace may do on the fleet's member
+// clusters, from the ClusterGrants in the platform workspace: which clusters
+// it may place onto, and on each of them whether it may place CRDs and
+// adopt objects that already exist.
 package tenancy
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -16,7 +19,8 @@ import (
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 )
 
-// PlatformPath is the platform workspace; its placements may use every cluster.
+// PlatformPath is the platform workspace; its placements may use every
+// cluster and are not held to the team rules.
 var PlatformPath = logicalcluster.NewPath("root:fleet")
 
 // Grants reads ClusterGrants from the platform workspace (a cached reader).
@@ -24,36 +28,80 @@ type Grants struct {
 	Reader client.Reader
 }
 
-// Granted returns a predicate telling whether the workspace at path may use a
-// member cluster: the union of the clusters of all grants naming it.
-func (g *Grants) Granted(ctx context.Context, path logicalcluster.Path) (func(*clusterv1beta1.MemberCluster) bool, error) {
+// Access is what one workspace may do: the union of the grants naming it.
+type Access struct {
+	platform bool
+	grants   []grant
+}
+
+type grant struct {
+	selector labels.Selector
+	spec     tenancyv1alpha1.ClusterGrantSpec
+}
+
+// Permissions are what a workspace may do on one cluster beyond placing
+// namespaced objects into namespaces of its own.
+type Permissions struct {
+	// TakeOverNamespaces are the namespace patterns where existing objects
+	// may be adopted.
+	TakeOverNamespaces []string
+	// CustomResourceDefinitions allows placing CRDs.
+	CustomResourceDefinitions bool
+}
+
+// For returns the access of the workspace at path.
+func (g *Grants) For(ctx context.Context, path logicalcluster.Path) (*Access, error) {
 	if path == PlatformPath {
-		return func(*clusterv1beta1.MemberCluster) bool { return true }, nil
+		return &Access{platform: true}, nil
 	}
 	list := &tenancyv1alpha1.ClusterGrantList{}
 	if err := g.Reader.List(ctx, list); err != nil {
 		return nil, fmt.Errorf("reading ClusterGrants: %w", err)
 	}
-	var selectors []labels.Selector
-	for _, grant := range list.Items {
-		if !Covers(grant.Spec.Workspaces, path) {
+	a := &Access{}
+	for _, cg := range list.Items {
+		if !Covers(cg.Spec.Workspaces, path) {
 			continue
 		}
-		sel, err := selector(grant.Spec.ClusterSelector)
+		sel, err := selector(cg.Spec.ClusterSelector)
 		if err != nil {
-			return nil, fmt.Errorf("ClusterGrant %s: %w", grant.Name, err)
+			return nil, fmt.Errorf("ClusterGrant %s: %w", cg.Name, err)
 		}
-		selectors = append(selectors, sel)
+		a.grants = append(a.grants, grant{selector: sel, spec: cg.Spec})
 	}
-	return func(mc *clusterv1beta1.MemberCluster) bool {
-		set := labels.Set(mc.Labels)
-		for _, s := range selectors {
-			if s.Matches(set) {
-				return true
+	return a, nil
+}
+
+// Platform tells whether this is the platform workspace, which is not held
+// to the team rules.
+func (a *Access) Platform() bool { return a.platform }
+
+// Granted tells whether the workspace may place onto the cluster.
+func (a *Access) Granted(mc *clusterv1beta1.MemberCluster) bool {
+	if a.platform {
+		return true
+	}
+	set := labels.Set(mc.Labels)
+	return slices.ContainsFunc(a.grants, func(g grant) bool { return g.selector.Matches(set) })
+}
+
+// Permissions returns what the grants covering the cluster allow, together.
+func (a *Access) Permissions(mc *clusterv1beta1.MemberCluster) Permissions {
+	var p Permissions
+	set := labels.Set(mc.Labels)
+	for _, g := range a.grants {
+		if !g.selector.Matches(set) {
+			continue
+		}
+		p.CustomResourceDefinitions = p.CustomResourceDefinitions || g.spec.AllowCustomResourceDefinitions
+		for _, ns := range g.spec.TakeOverNamespaces {
+			if !slices.Contains(p.TakeOverNamespaces, ns) {
+				p.TakeOverNamespaces = append(p.TakeOverNamespaces, ns)
 			}
 		}
-		return false
-	}, nil
+	}
+	slices.Sort(p.TakeOverNamespaces)
+	return p
 }
 
 func selector(ls *metav1.LabelSelector) (labels.Selector, error) {

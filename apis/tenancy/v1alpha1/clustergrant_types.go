@@ -40,6 +40,28 @@ type ClusterGrantSpec struct {
 	// ClusterSelector picks MemberClusters by label; empty picks all of them.
 	// +optional
 	ClusterSelector *metav1.LabelSelector `json:"clusterSelector,omitempty"`
+
+	// TakeOverNamespaces lets the workspaces' placements adopt objects that
+	// already exist on the granted clusters and that no placement created:
+	// those in namespaces matching these patterns (path.Match syntax, e.g.
+	// "legacy-*"; a Namespace matches by its own name). Adopted objects are
+	// released, never deleted, when the placement lets go of them. By
+	// default a team workspace adopts nothing: placing an object that
+	// already exists reports NotTakenOver. (root:fleet follows each
+	// placement's applyStrategy.whenToTakeOver, as KubeFleet does.)
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MaxLength=253
+	// +listType=set
+	// +optional
+	TakeOverNamespaces []string `json:"takeOverNamespaces,omitempty"`
+
+	// AllowCustomResourceDefinitions lets the workspaces place
+	// CustomResourceDefinitions onto the granted clusters. A CRD is
+	// cluster-wide and shared by every tenant of a member, so it is off by
+	// default; Namespaces are the only other cluster-scoped kind a team
+	// workspace may place.
+	// +optional
+	AllowCustomResourceDefinitions bool `json:"allowCustomResourceDefinitions,omitempty"`
 }
 
 // ClusterGrantStatus shows what the grant currently covers.

@@ -84,7 +84,8 @@ a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconf
 	f.StringSliceVar(&opts.EtcdServers, "etcd-servers", opts.EtcdServers, "external etcd endpoints (e.g. http://127.0.0.1:2379); empty runs an embedded etcd in --root-dir")
 	f.IntVar(&opts.EmbeddedEtcdClientPort, "embedded-etcd-client-port", opts.EmbeddedEtcdClientPort, "client port of the embedded etcd")
 	f.IntVar(&opts.EmbeddedEtcdPeerPort, "embedded-etcd-peer-port", opts.EmbeddedEtcdPeerPort, "peer port of the embedded etcd")
-	f.DurationVar(&ctrlOpts.UnhealthyThreshold, "cluster-unhealthy-threshold", ctrlOpts.UnhealthyThreshold, "how long a member cluster may miss heartbeats before it is reported unhealthy and no longer scheduled to")
+	f.DurationVar(&ctrlOpts.UnhealthyThreshold, "cluster-unhealthy-threshold", ctrlOpts.UnhealthyThreshold, "how long a member cluster may miss heartbeats before it is reported unhealthy and gets no new placements (it keeps what it runs); never less than three of the member's heartbeat periods")
+	f.StringSliceVar(&ctrlOpts.TeamReservedNamespaces, "team-reserved-namespaces", nil, "member namespaces (patterns such as platform-*) that team workspaces may never place into, besides default, kube-*, fleet-* and kcp-*")
 	f.DurationVar(&ctrlOpts.ForceDeleteWait, "force-delete-wait-time", ctrlOpts.ForceDeleteWait, "how long removing a member cluster waits for its syncer to confirm before its hub state is deleted anyway")
 	f.IntVarP(&opts.LogVerbosity, "v", "v", opts.LogVerbosity, "log verbosity")
 	return cmd

@@ -3,11 +3,13 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	apisv1alpha1 "github.com/kcp-dev/kcp/sdk/apis/apis/v1alpha1"
 	apisv1alpha2 "github.com/kcp-dev/kcp/sdk/apis/apis/v1alpha2"
 	corev1alpha1 "github.com/kcp-dev/kcp/sdk/apis/core/v1alpha1"
+	kcptenancyv1alpha1 "github.com/kcp-dev/kcp/sdk/apis/tenancy/v1alpha1"
 	"github.com/kcp-dev/logicalcluster/v3"
 	"github.com/kcp-dev/multicluster-provider/apiexport"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -40,6 +42,9 @@ import (
 type controllerOptions struct {
 	UnhealthyThreshold time.Duration
 	ForceDeleteWait    time.Duration
+	// TeamReservedNamespaces are member namespaces team placements may not
+	// touch, beyond placement.TeamReservedNamespaces.
+	TeamReservedNamespaces []string
 }
 
 func defaultControllerOptions() controllerOptions {
@@ -53,7 +58,7 @@ func hubScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, clusterv1beta1.AddToScheme, placementv1beta1.AddToScheme, tenancyv1alpha1.AddToScheme,
-		corev1alpha1.AddToScheme, apisv1alpha1.AddToScheme, apisv1alpha2.AddToScheme,
+		corev1alpha1.AddToScheme, kcptenancyv1alpha1.AddToScheme, apisv1alpha1.AddToScheme, apisv1alpha2.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return nil, err
@@ -136,7 +141,8 @@ func setupControllers(mgr mcmanager.Manager, workspaces *clients.Factory, opts c
 	sched := profile.NewDefaultFramework()
 	for _, namespaced := range []bool{false, true} {
 		scope := placements.Scope{Namespaced: namespaced}
-		if err := (&placement.Reconciler{Manager: mgr, Workspaces: workspaces, Scope: scope}).SetupWithManager(mgr, changes.Source(namespaced)); err != nil {
+		if err := (&placement.Reconciler{Manager: mgr, Workspaces: workspaces, Scope: scope,
+			TeamReservedNamespaces: append(slices.Clone(placement.TeamReservedNamespaces), opts.TeamReservedNamespaces...)}).SetupWithManager(mgr, changes.Source(namespaced)); err != nil {
 			return err
 		}
 		if err := (&scheduler.Reconciler{Manager: mgr, Framework: sched, Workspaces: workspaces, Scope: scope}).SetupWithManager(mgr); err != nil {
@@ -145,7 +151,7 @@ func setupControllers(mgr mcmanager.Manager, workspaces *clients.Factory, opts c
 		if err := (&rollout.Reconciler{Manager: mgr, Scope: scope}).SetupWithManager(mgr); err != nil {
 			return err
 		}
-		if err := (&workgenerator.Reconciler{Manager: mgr, Fleet: local.GetClient(), Scope: scope}).SetupWithManager(mgr); err != nil {
+		if err := (&workgenerator.Reconciler{Manager: mgr, Fleet: local.GetClient(), Workspaces: workspaces, Scope: scope}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 	}

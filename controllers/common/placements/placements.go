@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/kcp-dev/logicalcluster/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
@@ -175,15 +177,27 @@ func Index(o client.Object, label string) (int, error) {
 
 func objectMeta(k Key) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: k.Namespace} }
 
-// WorkspaceLabel names, on a Work in root:fleet, the logical cluster of the
-// placement it was written for: Work from every workspace shares the
-// members' namespaces.
-const WorkspaceLabel = "fleetplane.io/workspace"
+// wildcard is implemented by workspace providers with a cache over all
+// workspaces.
+type wildcard interface {
+	GetWildcard() cache.Cache
+}
 
-// DeletePropagationAnnotation on a Work being deleted tells the syncer to
-// leave the applied objects on the member ("Abandon") instead of deleting
-// them. The syncer reads the same key from its own package.
-const DeletePropagationAnnotation = "fleetplane.io/delete-propagation"
+// ListEverywhere lists objects of every workspace, for the rare event (a
+// grant or a member cluster changed) that concerns all of them.
+func ListEverywhere(ctx context.Context, mgr mcmanager.Manager, list client.ObjectList) error {
+	w, ok := mgr.GetProvider().(wildcard)
+	if !ok {
+		return fmt.Errorf("the workspace provider %T has no cache over all workspaces", mgr.GetProvider())
+	}
+	return w.GetWildcard().List(ctx, list)
+}
+
+// RequestFor is the request of a workspace-aware controller for an object
+// of any workspace.
+func RequestFor(o client.Object) mcreconcile.Request {
+	return mcreconcile.Request{ClusterName: logicalcluster.From(o).String(), Request: reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)}}
+}
 
 // ResourceSnapshotGroup returns a master snapshot and its shards, in
 // subindex order.

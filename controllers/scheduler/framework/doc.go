@@ -25,9 +25,10 @@
 // Active (Scheduled or Bound) bindings on the current policy snapshot are
 // current; those on older snapshots are obsolete. Scheduling terms are
 // IgnoredDuringExecution: a current binding is only taken away when its
-// cluster is gone or a Retain plugin objects (the cluster left the fleet, is
-// unhealthy or silent, or the workspace lost its grant) — never because labels,
-// properties or taints changed. Obsolete bindings are re-evaluated under the
+// cluster is gone or a Retain plugin objects (the cluster is leaving the
+// fleet, or the workspace lost its grant) — never because labels, properties
+// or taints changed, and never because the cluster is unhealthy or silent:
+// health only keeps a cluster from new picks. Obsolete bindings are re-evaluated under the
 // current policy: kept (patched) if their cluster is picked again, unscheduled
 // otherwise. A second active binding for the same cluster is unscheduled.
 //

@@ -22,7 +22,7 @@ func TestPickAllNoPolicyPicksEveryEligibleCluster(t *testing.T) {
 	equal(t, "selected", selected(res), []string{"a", "b"})
 	got := reasons(res)
 	for name, want := range map[string]string{
-		"not-joined": "the member agent has not joined",
+		"not-joined": "its member agent is no longer joined",
 		"unhealthy":  "unhealthy (MemberAgentHeartbeatLost)",
 		"silent":     "no heartbeat from the member agent within 5m0s",
 		"deleting":   "cluster is leaving the fleet",
@@ -124,9 +124,10 @@ func TestPickAllIgnoredDuringExecution(t *testing.T) {
 		newBinding("deleted-cluster", snapshot, placementv1beta1.BindingStateBound),
 	}
 	res := schedule(t, in)
-	equal(t, "selected", selected(res), []string{"new", "relabelled", "tainted-later"})
+	// Health only keeps a cluster from new picks: what it holds stays.
+	equal(t, "selected", selected(res), []string{"gone-unhealthy", "new", "relabelled", "tainted-later"})
 	equal(t, "created", created(res), []string{"new"})
-	equal(t, "unscheduled", res.Unschedule, []string{"b-deleted-cluster", "b-gone-unhealthy"})
+	equal(t, "unscheduled", res.Unschedule, []string{"b-deleted-cluster"})
 	equal(t, "patched", patched(res), nil)
 }
 

@@ -32,7 +32,7 @@ func TestPickFixedInvalidAndMissingTargets(t *testing.T) {
 	got := reasons(res)
 	for name, want := range map[string]string{
 		"missing": `Specified cluster "missing" is not found`,
-		"gone":    "cluster is not connected to the fleet: the member agent has not joined",
+		"gone":    "cluster has left the fleet: its member agent is no longer joined",
 		"theirs":  `cluster "theirs" is not granted to this placement's workspace`,
 	} {
 		if got[name] != want {

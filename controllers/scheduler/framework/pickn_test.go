@@ -313,7 +313,7 @@ func TestPickNScaleDownPrefersScheduledAndLowScores(t *testing.T) {
 }
 
 func TestPickNReplacesClusterThatLeft(t *testing.T) {
-	for name, opt := range map[string]clusterOpt{"left": left, "unhealthy": unhealthy, "deleting": deleting, "silent": silent} {
+	for name, opt := range map[string]clusterOpt{"left": left, "deleting": deleting} {
 		t.Run(name, func(t *testing.T) {
 			in := newInput(pickN(2), newCluster("a"), newCluster("b", opt), newCluster("c"))
 			in.Bindings = []framework.Binding{newBinding("a", snapshot, placementv1beta1.BindingStateBound), newBinding("b", snapshot, placementv1beta1.BindingStateBound)}
@@ -328,6 +328,22 @@ func TestPickNReplacesClusterThatLeft(t *testing.T) {
 	res := schedule(t, in)
 	equal(t, "deleted cluster unscheduled", res.Unschedule, []string{"b-deleted"})
 	equal(t, "deleted cluster replaced", created(res), []string{"c"})
+}
+
+// A member that stops heart-beating keeps its place: PickN does not replace
+// it until it leaves or the placement changes.
+func TestPickNKeepsUnhealthyCluster(t *testing.T) {
+	for name, opt := range map[string]clusterOpt{"unhealthy": unhealthy, "silent": silent} {
+		t.Run(name, func(t *testing.T) {
+			in := newInput(pickN(2), newCluster("a"), newCluster("b", opt), newCluster("c"))
+			in.Bindings = []framework.Binding{newBinding("a", snapshot, placementv1beta1.BindingStateBound), newBinding("b", snapshot, placementv1beta1.BindingStateBound)}
+			res := schedule(t, in)
+			equal(t, "selected", selected(res), []string{"a", "b"})
+			if len(res.Create)+len(res.Patch)+len(res.Unschedule) != 0 || !res.Fulfilled {
+				t.Errorf("result = %+v, want no changes", res)
+			}
+		})
+	}
 }
 
 func TestPickNLabelChangeDoesNotUnpick(t *testing.T) {

@@ -46,9 +46,10 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		})
 }, NodeTimeout(10*60e9))
 
-// fleetClient is an admin client for root:fleet.
+// fleetClient is a client for root:fleet with the hub controllers' privilege:
+// this suite writes Work itself, as the work generator would.
 func fleetClient() client.Client {
-	c, err := hub.Client("root:fleet", scheme)
+	c, err := hub.ControllerClient("root:fleet", scheme)
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	return c
 }

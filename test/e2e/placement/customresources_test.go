@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 )
 
 var _ = Describe("Custom resources a team defines in its workspace", func() {
@@ -41,6 +42,24 @@ var _ = Describe("Custom resources a team defines in its workspace", func() {
 			namespaceID(ns),
 			{Group: group, Version: "v1", Kind: "Widget", Namespace: ns, Name: "small"},
 		}
+		By("placing a CRD from a team workspace that no grant allows CRDs")
+		Eventually(func(g Gomega) {
+			crp := t.getCRP(g, "widgets")
+			g.Expect(crp.Status.PerClusterPlacementStatuses).To(HaveLen(1))
+			synced := condition(crp.Status.PerClusterPlacementStatuses[0].Conditions, string(placementv1beta1.PerClusterWorkSynchronizedConditionType))
+			g.Expect(synced.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(synced.Message).To(ContainSubstring("CustomResourceDefinition " + crd.Name + " cannot be placed on member cluster member-1"))
+			g.Expect(synced.Message).To(ContainSubstring("allowCustomResourceDefinitions"))
+		}).Should(Succeed())
+		Consistently(func(g Gomega) { expectOnlyOn(g, namespace(ns)) }, "2s").Should(Succeed())
+
+		By("a platform admin allowing the team CRDs")
+		grant := &tenancyv1alpha1.ClusterGrant{
+			ObjectMeta: metav1.ObjectMeta{Name: uniqueName("crds")},
+			Spec:       tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{t.path}, AllowCustomResourceDefinitions: true},
+		}
+		Expect(fleetClient().Create(ctx(), grant)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(ctx(), grant))).To(Succeed()) })
 		Eventually(func(g Gomega) {
 			expectAvailableUntrackable(g, t.getCRP(g, "widgets"), []string{"member-1"}, selected, "0")
 			g.Expect(memberWidgetSize(g, group, ns, "small")).To(BeEquivalentTo(1))

@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -22,10 +23,6 @@ import (
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
-
-// workspaceLabel names, on a Work in root:fleet, the logical cluster of the
-// workspace whose placement wrote it.
-const workspaceLabel = "fleetplane.io/workspace"
 
 func mustJSON(v any) []byte {
 	raw, err := json.Marshal(v)
@@ -61,19 +58,33 @@ func memberClient(name string) client.Client {
 	return c
 }
 
-// team is a team workspace root:teams:<name> and an admin client in it.
+// team is a team workspace root:teams:<name> and a client of the team's
+// own identity: a service account that is cluster-admin in that workspace
+// and nowhere else (never the hub admin).
 type team struct {
 	path string
 	c    client.Client
+	// cfg is the team identity's config for its own workspace.
+	cfg *rest.Config
+	// placed names the placements this spec created, in order.
+	placed []string
+}
+
+// platform is the platform workspace root:fleet as its admin sees it, for
+// specs of what only platform-wide placements may do.
+func platform() *team {
+	return &team{path: "root:fleet", c: fleetClient()}
 }
 
 // newTeam creates a team workspace of its own for a spec.
 func newTeam(prefix string) *team {
 	path, err := hub.CreateTeamWorkspace(ctx(), uniqueName(prefix))
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	c, err := hub.Client(path, scheme)
+	cfg, err := hub.TeamAdmin(ctx(), path, "team-admin")
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	return &team{path: path, c: c}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return &team{path: path, c: c, cfg: cfg}
 }
 
 // create creates objects in the team's workspace.
@@ -87,6 +98,7 @@ func (t *team) create(objs ...client.Object) {
 // it is gone so that the members are clean for the next spec.
 func (t *team) place(p placementv1beta1.PlacementObj) {
 	ExpectWithOffset(1, t.c.Create(ctx(), p)).To(Succeed(), "creating placement %s in %s", p.GetName(), t.path)
+	t.placed = append(t.placed, p.GetName())
 	DeferCleanup(t.deletePlacement, p)
 }
 
@@ -409,4 +421,14 @@ func describeClusters(st *placementv1beta1.PlacementStatus) string {
 		}
 	}
 	return s
+}
+
+// clientIn returns a client with the team's own identity for another
+// workspace, to show what the team cannot do there.
+func (t *team) clientIn(path string) client.Client {
+	cfg := rest.CopyConfig(t.cfg)
+	cfg.Host = hub.Config(path).Host
+	c, err := client.New(cfg, client.Options{Scheme: scheme, Mapper: fleetClient().RESTMapper()})
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return c
 }

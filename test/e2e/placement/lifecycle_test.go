@@ -29,7 +29,7 @@ var _ = Describe("Deleting a placement", func() {
 			expectOnlyOn(g, deployment(ns, "web", ""), "member-1", "member-2")
 			ws = t.logicalCluster(g, "app")
 			works := &placementv1beta1.WorkList{}
-			g.Expect(fleetClient().List(ctx(), works, client.MatchingLabels{workspaceLabel: ws})).To(Succeed())
+			g.Expect(fleetClient().List(ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws})).To(Succeed())
 			g.Expect(works.Items).To(HaveLen(2))
 		}).Should(Succeed())
 
@@ -37,7 +37,7 @@ var _ = Describe("Deleting a placement", func() {
 		Eventually(func(g Gomega) {
 			expectGoneFrom(g, namespace(ns), allMembers()...)
 			works := &placementv1beta1.WorkList{}
-			g.Expect(fleetClient().List(ctx(), works, client.MatchingLabels{workspaceLabel: ws})).To(Succeed())
+			g.Expect(fleetClient().List(ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws})).To(Succeed())
 			g.Expect(works.Items).To(BeEmpty())
 			bindings := &placementv1beta1.ClusterResourceBindingList{}
 			g.Expect(t.c.List(ctx(), bindings)).To(Succeed())
@@ -65,7 +65,7 @@ var _ = Describe("Deleting a placement with deleteStrategy Abandon", func() {
 		t.deletePlacement(crp)
 		Eventually(func(g Gomega) {
 			works := &placementv1beta1.WorkList{}
-			g.Expect(fleetClient().List(ctx(), works, client.MatchingLabels{workspaceLabel: ws})).To(Succeed())
+			g.Expect(fleetClient().List(ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws})).To(Succeed())
 			g.Expect(works.Items).To(BeEmpty())
 		}).Should(Succeed())
 		mc := memberClient("member-2")
@@ -122,7 +122,7 @@ func placeLarge(applyStrategy *placementv1beta1.ApplyStrategy) {
 
 	works := &placementv1beta1.WorkList{}
 	Expect(fleetClient().List(ctx(), works, client.InNamespace("fleet-member-member-1"),
-		client.MatchingLabels{workspaceLabel: t.logicalCluster(Default, "large")})).To(Succeed())
+		client.MatchingLabels{placementv1beta1.WorkspaceLabel: t.logicalCluster(Default, "large")})).To(Succeed())
 	Expect(works.Items).To(HaveLen(n), "one Work per snapshot shard")
 
 	mc := memberClient("member-1")
@@ -144,4 +144,65 @@ var _ = Describe("A placement of about 5 MB", func() {
 	It("is split over several resource snapshots and arrives complete with the default client-side apply", func() {
 		placeLarge(nil)
 	})
+})
+
+// deletion is how a placement goes away in the delete-strategy loop.
+type deletion struct {
+	strategy placementv1beta1.DeletePropagationPolicy
+	// force removes the placement's finalizers right after deleting it, so
+	// that it is gone before its Work is cleaned up.
+	force bool
+}
+
+var _ = Describe("Delete strategies", func() {
+	DescribeTable("do exactly what they say, every time",
+		func(d deletion, runs int) {
+			t := newTeam("strategy")
+			for i := 0; i < runs; i++ {
+				By(fmt.Sprintf("run %d of %d", i+1, runs))
+				ns, selected := t.appNamespace("strategy")
+				crp := newCRP(uniqueName("app"), pickFixed("member-2"), namespaceSelector(ns))
+				crp.Spec.Strategy.DeleteStrategy = &placementv1beta1.DeleteStrategy{PropagationPolicy: d.strategy}
+				Expect(t.c.Create(ctx(), crp)).To(Succeed())
+				Eventually(func(g Gomega) {
+					expectAvailable(g, t.getCRP(g, crp.Name), []string{"member-2"}, selected, "0")
+				}).Should(Succeed())
+				ws := t.logicalCluster(Default, crp.Name)
+
+				Expect(t.c.Delete(ctx(), crp)).To(Succeed())
+				if d.force {
+					Eventually(func() error {
+						if err := t.c.Get(ctx(), client.ObjectKeyFromObject(crp), crp); err != nil {
+							return client.IgnoreNotFound(err)
+						}
+						crp.Finalizers = nil
+						return t.c.Update(ctx(), crp)
+					}).Should(Succeed())
+				}
+				Eventually(func(g Gomega) {
+					works := &placementv1beta1.WorkList{}
+					g.Expect(fleetClient().List(ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws,
+						placementv1beta1.PlacementTrackingLabel: crp.Name})).To(Succeed())
+					g.Expect(works.Items).To(BeEmpty())
+				}).Should(Succeed())
+				if d.strategy == placementv1beta1.DeletePropagationPolicyDelete {
+					Eventually(func(g Gomega) { expectGoneFrom(g, namespace(ns), "member-2") }).Should(Succeed())
+					continue
+				}
+				for _, o := range []client.Object{namespace(ns), configMap(ns, "settings", nil)} {
+					got := o.DeepCopyObject().(client.Object)
+					Expect(memberClient("member-2").Get(ctx(), client.ObjectKeyFromObject(o), got)).To(Succeed(), "%T %s is kept", o, o.GetName())
+					Expect(got.GetDeletionTimestamp().IsZero()).To(BeTrue(), "%T %s is not being deleted", o, o.GetName())
+					Expect(got.GetOwnerReferences()).To(BeEmpty(), "%T %s points at no AppliedWork", o, o.GetName())
+					for k := range got.GetAnnotations() {
+						Expect(k).NotTo(HavePrefix("fleetplane.io/"), "%T %s", o, o.GetName())
+					}
+				}
+				Expect(memberClient("member-2").Delete(ctx(), namespace(ns))).To(Succeed())
+			}
+		},
+		Entry("Delete removes what the placement created", deletion{strategy: placementv1beta1.DeletePropagationPolicyDelete}, 20),
+		Entry("Abandon keeps everything, released", deletion{strategy: placementv1beta1.DeletePropagationPolicyAbandon}, 20),
+		Entry("Abandon holds when the placement is force-deleted", deletion{strategy: placementv1beta1.DeletePropagationPolicyAbandon, force: true}, 5),
+	)
 })

@@ -37,30 +37,58 @@ var _ = Describe("Resource selection", func() {
 		}).Should(Succeed())
 	})
 
-	It("places cluster-scoped objects by name and by label", func() {
-		t := newTeam("cluster-scoped")
+	It("places cluster-scoped objects by name and by label from the platform workspace", func() {
+		t := platform()
 		byName, byLabel, other := uniqueName("reader"), uniqueName("labelled"), uniqueName("other")
 		labelled := clusterRole(byLabel)
 		labelled.Labels = map[string]string{"placed": "yes"}
 		t.create(clusterRole(byName), labelled, clusterRole(other))
-		rbac := func(name string, labels map[string]string) placementv1beta1.ResourceSelectorTerm {
-			term := placementv1beta1.ResourceSelectorTerm{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole", Name: name}
-			if labels != nil {
-				term.LabelSelector = &metav1.LabelSelector{MatchLabels: labels}
+		DeferCleanup(func() {
+			for _, name := range []string{byName, byLabel, other} {
+				Expect(client.IgnoreNotFound(t.c.Delete(ctx(), clusterRole(name)))).To(Succeed())
 			}
-			return term
-		}
-		t.place(newCRP("roles", pickFixed("member-2"), rbac(byName, nil), rbac("", map[string]string{"placed": "yes"})))
+		})
+		t.place(newCRP(uniqueName("roles"), pickFixed("member-2"), rbacTerm(byName, nil), rbacTerm("", map[string]string{"placed": "yes"})))
 
 		id := func(name string) placementv1beta1.ResourceIdentifier {
 			return placementv1beta1.ResourceIdentifier{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole", Name: name}
 		}
 		Eventually(func(g Gomega) {
-			expectAvailable(g, t.getCRP(g, "roles"), []string{"member-2"}, []placementv1beta1.ResourceIdentifier{id(byName), id(byLabel)}, "0")
+			expectAvailable(g, t.getCRP(g, t.placed[0]), []string{"member-2"}, []placementv1beta1.ResourceIdentifier{id(byName), id(byLabel)}, "0")
 			expectOnlyOn(g, clusterRole(byName), "member-2")
 			expectOnlyOn(g, clusterRole(byLabel), "member-2")
 			expectOnlyOn(g, clusterRole(other))
 		}).Should(Succeed())
+	})
+
+	It("refuses cluster-scoped kinds other than Namespaces from a team workspace, and anything in a reserved namespace", func() {
+		t := newTeam("cluster-scoped")
+		role := uniqueName("reader")
+		t.create(clusterRole(role))
+		t.place(newCRP("roles", pickFixed("member-2"), rbacTerm(role, nil)))
+		rp := &placementv1beta1.ResourcePlacement{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "in-default"},
+			Spec: placementv1beta1.PlacementSpec{Policy: pickFixed("member-2"),
+				ResourceSelectors: []placementv1beta1.ResourceSelectorTerm{{Version: "v1", Kind: "ConfigMap", Name: "settings"}}},
+		}
+		t.create(configMap("default", "settings", nil))
+		t.place(rp)
+		Eventually(func(g Gomega) {
+			c := condition(t.getCRP(g, "roles").Status.Conditions, "ClusterResourcePlacementScheduled")
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(Equal(placementv1beta1.InvalidResourceSelectorsReason))
+			g.Expect(c.Message).To(ContainSubstring("ClusterRole " + role + " is cluster-scoped: a team workspace places only Namespaces"))
+			got := &placementv1beta1.ResourcePlacement{}
+			g.Expect(t.c.Get(ctx(), client.ObjectKeyFromObject(rp), got)).To(Succeed())
+			c = condition(got.Status.Conditions, "ResourcePlacementScheduled")
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(Equal(placementv1beta1.InvalidResourceSelectorsReason))
+			g.Expect(c.Message).To(ContainSubstring("namespace default is reserved on member clusters, so a ResourcePlacement in it places nothing"))
+		}).Should(Succeed())
+		Consistently(func(g Gomega) {
+			expectOnlyOn(g, clusterRole(role))
+			expectOnlyOn(g, configMap("default", "settings", nil))
+		}, "3s").Should(Succeed())
 	})
 
 	It("reports a namespaced kind selected without its namespace as invalid, and recovers once fixed", func() {
@@ -184,6 +212,14 @@ var _ = Describe("statusReportingScope NamespaceAccessible", func() {
 		}).Should(Succeed())
 	})
 })
+
+func rbacTerm(name string, labels map[string]string) placementv1beta1.ResourceSelectorTerm {
+	term := placementv1beta1.ResourceSelectorTerm{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole", Name: name}
+	if labels != nil {
+		term.LabelSelector = &metav1.LabelSelector{MatchLabels: labels}
+	}
+	return term
+}
 
 func clusterRole(name string) *rbacv1.ClusterRole {
 	return &rbacv1.ClusterRole{

@@ -1,5 +1,10 @@
-// Package clustereligibility keeps placements off clusters that are not
-// connected to the fleet: being deleted, not joined, unhealthy, or silent.
+// Package clustereligibility keeps new placements off clusters that are not
+// connected to the fleet (being deleted, not joined, unhealthy, or silent),
+// and takes existing placements away only from clusters that leave.
+//
+// Health is not membership: a member whose heartbeats stop keeps everything
+// it was given, since losing a connection must never restart a team's
+// workloads. It only stops being picked until it reports again.
 package clustereligibility
 
 import (
@@ -22,7 +27,7 @@ const Name = "ClusterEligibility"
 // in KubeFleet's eligibility checker.
 const HeartbeatTimeout = 5 * time.Minute
 
-// Plugin filters ineligible clusters and takes bindings away from them.
+// Plugin filters ineligible clusters and takes bindings away from leaving ones.
 type Plugin struct{}
 
 var (
@@ -41,21 +46,35 @@ func (Plugin) Filter(_ context.Context, state *framework.CycleState, _ *placemen
 	return check(cluster, state.Now())
 }
 
-// Retain unschedules bindings on clusters that became ineligible.
-func (Plugin) Retain(_ context.Context, state *framework.CycleState, cluster *clusterv1beta1.MemberCluster) *framework.Status {
-	return check(cluster, state.Now())
+// Retain unschedules bindings only on clusters that are leaving the fleet:
+// being deleted, or whose syncer has confirmed that it left. An unhealthy or
+// silent cluster keeps its bindings (as in KubeFleet).
+func (Plugin) Retain(_ context.Context, _ *framework.CycleState, cluster *clusterv1beta1.MemberCluster) *framework.Status {
+	return leaving(cluster)
+}
+
+func leaving(mc *clusterv1beta1.MemberCluster) *framework.Status {
+	if mc.DeletionTimestamp != nil {
+		return framework.Unschedulable("cluster is leaving the fleet")
+	}
+	if agent := mc.Status.GetAgentStatus(clusterv1beta1.MemberAgent); agent != nil {
+		if joined := meta.FindStatusCondition(agent.Conditions, clusterv1beta1.AgentJoined); joined != nil && joined.Status == metav1.ConditionFalse {
+			return framework.Unschedulable("cluster has left the fleet: its member agent is no longer joined")
+		}
+	}
+	return nil
 }
 
 // check returns nil if the cluster is eligible at now.
 func check(mc *clusterv1beta1.MemberCluster, now time.Time) *framework.Status {
-	if mc.DeletionTimestamp != nil {
-		return framework.Unschedulable("cluster is leaving the fleet")
+	if st := leaving(mc); st != nil {
+		return st
 	}
 	agent := mc.Status.GetAgentStatus(clusterv1beta1.MemberAgent)
 	if agent == nil {
 		return framework.Unschedulable("cluster is not connected to the fleet: the member agent has not reported")
 	}
-	if joined := meta.FindStatusCondition(agent.Conditions, clusterv1beta1.AgentJoined); joined == nil || joined.Status != metav1.ConditionTrue {
+	if !meta.IsStatusConditionTrue(agent.Conditions, clusterv1beta1.AgentJoined) {
 		return framework.Unschedulable("cluster is not connected to the fleet: the member agent has not joined")
 	}
 	if healthy := meta.FindStatusCondition(mc.Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterHealthy); healthy != nil && healthy.Status == metav1.ConditionFalse {

@@ -36,19 +36,22 @@ func TestEligibility(t *testing.T) {
 	tests := []struct {
 		name   string
 		mutate func(*clusterv1beta1.MemberCluster)
-		want   string // "" means eligible
+		want   string // "" means eligible for new picks
+		// leaving: existing bindings are taken away too (want is then the
+		// Retain message as well); otherwise Retain keeps them.
+		leaving bool
 	}{
 		{name: "eligible"},
 		{name: "being deleted", mutate: func(mc *clusterv1beta1.MemberCluster) {
 			ts := metav1.NewTime(now)
 			mc.DeletionTimestamp = &ts
-		}, want: "cluster is leaving the fleet"},
+		}, want: "cluster is leaving the fleet", leaving: true},
 		{name: "no member agent status", mutate: func(mc *clusterv1beta1.MemberCluster) {
 			mc.Status.AgentStatus[0].Type = clusterv1beta1.MultiClusterServiceAgent
 		}, want: "cluster is not connected to the fleet: the member agent has not reported"},
 		{name: "agent left", mutate: func(mc *clusterv1beta1.MemberCluster) {
 			mc.Status.AgentStatus[0].Conditions[0].Status = metav1.ConditionFalse
-		}, want: "cluster is not connected to the fleet: the member agent has not joined"},
+		}, want: "cluster has left the fleet: its member agent is no longer joined", leaving: true},
 		{name: "agent has not reported joined", mutate: func(mc *clusterv1beta1.MemberCluster) {
 			mc.Status.AgentStatus[0].Conditions = nil
 		}, want: "cluster is not connected to the fleet: the member agent has not joined"},
@@ -76,12 +79,19 @@ func TestEligibility(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			mc := cluster(tt.mutate)
-			for stage, st := range map[string]*framework.Status{
-				"Filter": New().Filter(context.Background(), state, policy, mc),
-				"Retain": New().Retain(context.Background(), state, mc),
+			wantRetain := ""
+			if tt.leaving {
+				wantRetain = tt.want
+			}
+			for stage, c := range map[string]struct {
+				got  *framework.Status
+				want string
+			}{
+				"Filter": {New().Filter(context.Background(), state, policy, mc), tt.want},
+				"Retain": {New().Retain(context.Background(), state, mc), wantRetain},
 			} {
-				if tt.want == "" && st != nil || tt.want != "" && (!st.IsClusterUnschedulable() || st.Message() != tt.want) {
-					t.Errorf("%s = %v, want %q", stage, st, tt.want)
+				if c.want == "" && c.got != nil || c.want != "" && (!c.got.IsClusterUnschedulable() || c.got.Message() != c.want) {
+					t.Errorf("%s = %v, want %q", stage, c.got, c.want)
 				}
 			}
 		})

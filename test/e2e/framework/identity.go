@@ -1,0 +1,83 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+)
+
+// TeamAdmin returns the config of a real, non-admin identity: a service
+// account of the workspace at path that is cluster-admin in that workspace
+// only, as a platform admin would hand a team. Tenant features are tested
+// with it, never with the hub admin.
+func (h *Hub) TeamAdmin(ctx context.Context, path, name string) (*rest.Config, error) {
+	kube, err := kubernetes.NewForConfig(h.Config(path))
+	if err != nil {
+		return nil, err
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}}
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name + ":cluster-admin"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: name}},
+	}
+	err = retry(ctx, func() error {
+		if _, err := kube.CoreV1().ServiceAccounts(sa.Namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating team identity %s in %s: %w", name, path, err)
+	}
+	return h.ServiceAccountConfig(ctx, path, sa.Namespace, name)
+}
+
+// ServiceAccountConfig returns a config for the workspace at path that
+// authenticates as a service account of that workspace, with a bound token
+// valid for two hours (longer than any suite).
+func (h *Hub) ServiceAccountConfig(ctx context.Context, path, namespace, name string) (*rest.Config, error) {
+	kube, err := kubernetes.NewForConfig(h.Config(path))
+	if err != nil {
+		return nil, err
+	}
+	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64((2 * time.Hour).Seconds()))}}
+	var token string
+	err = retry(ctx, func() error {
+		got, err := kube.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, req, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		token = got.Status.Token
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("issuing a token for %s/%s in %s: %w", namespace, name, path, err)
+	}
+	return h.WithToken(path, token), nil
+}
+
+// WithToken returns a config for the workspace at path that authenticates
+// with token alone (no admin credentials).
+func (h *Hub) WithToken(path, token string) *rest.Config {
+	admin := h.Config(path)
+	return &rest.Config{
+		Host:            admin.Host,
+		BearerToken:     token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: admin.CAData, CAFile: admin.CAFile, Insecure: admin.Insecure, ServerName: admin.ServerName},
+		QPS:             admin.QPS,
+		Burst:           admin.Burst,
+	}
+}
