@@ -92,9 +92,14 @@ func memberConfig(path string) (*rest.Config, error) {
 func runUntilDone(ctx context.Context, opts agent.Options) error {
 	backoff := time.Second
 	for {
+		started := time.Now()
 		err := agent.Run(ctx, opts)
 		if ctx.Err() != nil {
 			return nil
+		}
+		if time.Since(started) > time.Minute {
+			// It ran fine for a while: this is a new failure.
+			backoff = time.Second
 		}
 		klog.FromContext(ctx).Error(err, "syncer stopped; restarting", "after", backoff)
 		select {

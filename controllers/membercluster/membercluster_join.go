@@ -28,8 +28,14 @@ func (r *Reconciler) join(ctx context.Context, mc *clusterv1beta1.MemberCluster)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.ensureRBAC(ctx, mc, ns); err != nil {
+	if err := r.grant(ctx, mc, ns, syncerRules); err != nil {
 		return nil, err
+	}
+	if id := mc.Spec.Identity; id.Kind == rbacv1.ServiceAccountKind && id.Namespace != "" {
+		// Without the identity's namespace (yet) there is no token to renew.
+		if err := r.grant(ctx, mc, id.Namespace, tokenRenewalRules(id.Name)); client.IgnoreNotFound(err) != nil {
+			return nil, err
+		}
 	}
 	return r.ensureIMC(ctx, mc, ns, clusterv1beta1.ClusterStateJoin)
 }
@@ -59,19 +65,30 @@ func (r *Reconciler) ensureNamespace(ctx context.Context, mc *clusterv1beta1.Mem
 }
 
 // syncerRules is everything a member's syncer may do on the hub, and only in
-// its own namespace.
+// its own namespace: read its Work and report on it (kcp's maximal permission
+// policy and an admission policy keep it to finalizers and status), heartbeat,
+// and hold the lease that keeps a second syncer for the member waiting.
 var syncerRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{placementv1beta1.GroupVersion.Group}, Resources: []string{"works"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 	{APIGroups: []string{placementv1beta1.GroupVersion.Group}, Resources: []string{"works/status"}, Verbs: []string{"get", "update", "patch"}},
 	{APIGroups: []string{clusterv1beta1.GroupVersion.Group}, Resources: []string{"internalmemberclusters"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{clusterv1beta1.GroupVersion.Group}, Resources: []string{"internalmemberclusters/status"}, Verbs: []string{"get", "update", "patch"}},
 	{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch"}},
 }
 
-func (r *Reconciler) ensureRBAC(ctx context.Context, mc *clusterv1beta1.MemberCluster, ns string) error {
+// tokenRenewalRules let a syncer that authenticates as a service account
+// renew its own short-lived token before it expires, and nothing else.
+func tokenRenewalRules(serviceAccount string) []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, ResourceNames: []string{serviceAccount}, Verbs: []string{"create"}}}
+}
+
+// grant gives the member's identity the rules in namespace ns, with a Role
+// and RoleBinding the MemberCluster owns (they go when it does).
+func (r *Reconciler) grant(ctx context.Context, mc *clusterv1beta1.MemberCluster, ns string, rules []rbacv1.PolicyRule) error {
 	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf(clusterv1beta1.RoleNameFormat, mc.Name), Namespace: ns}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, role, func() error {
-		role.Rules = syncerRules
+		role.Rules = rules
 		return controllerutil.SetControllerReference(mc, role, r.Client.Scheme())
 	}); err != nil {
 		return fmt.Errorf("granting member cluster %s access to %s: %w", mc.Name, ns, err)

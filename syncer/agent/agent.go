@@ -10,8 +10,10 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,6 +24,7 @@ import (
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/config/crds"
+	"github.com/fleetplane/fleetplane/syncer/credential"
 	"github.com/fleetplane/fleetplane/syncer/membership"
 	"github.com/fleetplane/fleetplane/syncer/properties"
 	"github.com/fleetplane/fleetplane/syncer/workapplier"
@@ -39,12 +42,43 @@ type Options struct {
 	Properties properties.Provider
 }
 
+// LeaseName is the lease, in the member's namespace on the hub, that the
+// member's active syncer holds.
+const LeaseName = "fleet-syncer"
+
+// hubConfig makes the hub connection renew its own token when it
+// authenticates with a bound service-account token (as join issues), starting
+// from the newest token stored on the member. Any other credential is used as
+// it is.
+func hubConfig(ctx context.Context, cfg *rest.Config, member client.Client) (*rest.Config, error) {
+	cfg = rest.CopyConfig(cfg)
+	token, err := credential.Parse(cfg.BearerToken)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Info("the hub credential is not renewed", "reason", err.Error())
+		return cfg, nil
+	}
+	store := credential.Store{Member: member}
+	if err := store.Load(ctx, token); err != nil {
+		return nil, err
+	}
+	token.Authenticate(cfg)
+	hub, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	go token.Renew(ctx, hub, store)
+	return cfg, nil
+}
+
 // cacheSyncTimeout is long: while the hub is unreachable the syncer waits
 // (and changes nothing on the member) rather than give up.
 const cacheSyncTimeout = time.Hour
 
-// Run runs the syncer until ctx ends.
+// Run runs the syncer until ctx ends or it fails; what it started in the
+// background stops with it.
 func Run(ctx context.Context, opts Options) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	scheme, err := newScheme()
 	if err != nil {
 		return err
@@ -63,14 +97,30 @@ func Run(ctx context.Context, opts Options) error {
 	if err := installAppliedWorkCRD(ctx, direct); err != nil {
 		return err
 	}
+	hub, err := hubConfig(ctx, opts.Hub, direct)
+	if err != nil {
+		return err
+	}
 
-	mgr, err := ctrl.NewManager(opts.Hub, ctrl.Options{
+	// One syncer per member applies: a second one (a restart that overlaps,
+	// or a copy started by mistake) waits for the lease in the member's
+	// namespace on the hub. Losing the lease (the hub unreachable for longer
+	// than its renew deadline) stops the controllers; the syncer then starts
+	// over and waits for it again, changing nothing on the member meanwhile.
+	mgr, err := ctrl.NewManager(hub, ctrl.Options{
 		Scheme:                 scheme,
 		Logger:                 log,
 		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{namespace: {}}},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{CacheSyncTimeout: cacheSyncTimeout},
+		// A syncer that lost its lease runs again in the same process, with
+		// controllers of the same names.
+		Controller:                    config.Controller{CacheSyncTimeout: cacheSyncTimeout, SkipNameValidation: ptr.To(true)},
+		LeaderElection:                true,
+		LeaderElectionID:              LeaseName,
+		LeaderElectionNamespace:       namespace,
+		LeaderElectionResourceLock:    "leases",
+		LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
 		return fmt.Errorf("connecting to the hub: %w", err)

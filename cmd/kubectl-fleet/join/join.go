@@ -112,26 +112,33 @@ func (o *options) unjoin(ctx context.Context, name, stateDir string, timeout tim
 		return fmt.Errorf("deleting MemberCluster %s: %w", name, err)
 	}
 	o.progress("MemberCluster %s is leaving; waiting for its syncer to confirm...", name)
-	err = wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+	left := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
 		err := c.Get(ctx, client.ObjectKey{Name: name}, mc)
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
-	if err != nil {
-		return fmt.Errorf("MemberCluster %s is still leaving: %w (see `kubectl get membercluster %s -o yaml` in root:fleet)", name, err, name)
+	// The syncer loses its hub credential whether or not leaving finished:
+	// deleting its service account revokes every token issued to it.
+	if err := o.revoke(ctx, c, name, stateDir); err != nil {
+		return err
 	}
+	if left != nil {
+		return fmt.Errorf("MemberCluster %s is still leaving: %w (its syncer's hub credential is revoked; see `kubectl get membercluster %s -o yaml` in root:fleet)", name, left, name)
+	}
+	fmt.Fprintf(o.streams.Out, "Member cluster %s has left the fleet.\n", name)
+	return nil
+}
+
+// revoke stops a local syncer and deletes the syncer's hub identity.
+func (o *options) revoke(ctx context.Context, c client.Client, name, stateDir string) error {
 	if err := stopLocalSyncer(stateDir, name); err != nil {
 		return err
 	}
 	ns, sa := syncerIdentity(name)
-	for _, obj := range []client.Object{
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sa + "-token"}},
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sa}},
-	} {
-		if err := c.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("revoking the syncer's hub credential: %w", err)
-		}
+	err := c.Delete(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sa}})
+	if client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("revoking the syncer's hub credential: %w", err)
 	}
-	fmt.Fprintf(o.streams.Out, "Member cluster %s has left the fleet.\n", name)
+	o.progress("Revoked the hub credential of %s's syncer.", name)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,9 +15,11 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -31,6 +34,7 @@ type joinOptions struct {
 	stateDir         string
 	image            string
 	timeout          time.Duration
+	tokenLifetime    time.Duration
 }
 
 // NewJoinCommand returns `kubectl fleet join NAME`.
@@ -59,6 +63,7 @@ run it inside the member cluster. Run it with hub admin credentials.`,
 	f.StringVar(&j.stateDir, "state-dir", defaultStateDir(), "with --run: where the syncer's kubeconfig, log and pid are kept")
 	f.StringVar(&j.image, "image", "fleetplane/fleet-syncer:latest", "without --run: the syncer image the printed Deployment uses (built from cmd/fleet-syncer)")
 	f.DurationVar(&j.timeout, "timeout", 2*time.Minute, "with --run: how long to wait for the member to join")
+	f.DurationVar(&j.tokenLifetime, "token-lifetime", time.Hour, "lifetime of the syncer's hub token; the syncer renews it before it expires (a syncer stopped for longer needs `join` again)")
 	_ = cmd.MarkFlagRequired("member-kubeconfig")
 	return cmd
 }
@@ -71,7 +76,7 @@ func (o *options) join(ctx context.Context, name string, j joinOptions) error {
 	if err != nil {
 		return err
 	}
-	token, err := o.mintCredential(ctx, c, name)
+	token, err := o.mintCredential(ctx, c, hubCfg, name, j.tokenLifetime)
 	if err != nil {
 		return err
 	}
@@ -108,34 +113,38 @@ func checkMember(path string) error {
 	return nil
 }
 
-// mintCredential creates the syncer's ServiceAccount in root:fleet and a
-// long-lived token for it. RBAC (set up by the hub when the MemberCluster
-// joins) limits it to the member's own namespace.
-func (o *options) mintCredential(ctx context.Context, c client.Client, member string) (string, error) {
+// mintCredential creates the syncer's ServiceAccount in root:fleet and issues
+// it a short-lived bound token; the syncer renews it itself before it expires
+// (the hub lets it renew its own token and nothing more). RBAC, set up by the
+// hub when the MemberCluster joins, limits it to the member's own namespace.
+func (o *options) mintCredential(ctx context.Context, c client.Client, hubCfg *rest.Config, member string, lifetime time.Duration) (string, error) {
 	ns, sa := syncerIdentity(member)
 	for _, obj := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sa}},
-		&corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sa + "-token", Annotations: map[string]string{corev1.ServiceAccountNameKey: sa}},
-			Type:       corev1.SecretTypeServiceAccountToken,
-		},
 	} {
 		if err := c.Create(ctx, obj); client.IgnoreAlreadyExists(err) != nil {
-			return "", fmt.Errorf("creating the syncer's hub credential (%T %s): %w", obj, obj.GetName(), err)
+			return "", fmt.Errorf("creating the syncer's hub identity (%T %s): %w", obj, obj.GetName(), err)
 		}
 	}
-	secret := &corev1.Secret{}
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: sa + "-token"}, secret); err != nil {
+	kube, err := kubernetes.NewForConfig(hubCfg)
+	if err != nil {
+		return "", err
+	}
+	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(lifetime.Seconds()))}}
+	var token string
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		got, err := kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, req, metav1.CreateOptions{})
+		if err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
-		return len(secret.Data[corev1.ServiceAccountTokenKey]) > 0, nil
+		token = got.Status.Token
+		return true, nil
 	})
 	if err != nil {
 		return "", fmt.Errorf("the hub did not issue a token for %s/%s: %w", ns, sa, err)
 	}
-	return string(secret.Data[corev1.ServiceAccountTokenKey]), nil
+	return token, nil
 }
 
 func (o *options) registerMember(ctx context.Context, c client.Client, name string, j joinOptions) error {

@@ -168,6 +168,21 @@ func (m *Member) StopSyncer() error {
 	})
 }
 
+// StartExtraSyncer starts another syncer process for m with the credential
+// join minted, as a copy started by mistake (or an overlapping restart)
+// would run; its log goes to logPath. The caller stops it.
+func (m *Member) StartExtraSyncer(logPath string) (*exec.Cmd, error) {
+	log, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer log.Close()
+	cmd := exec.Command(filepath.Join(BinDir(), "fleet-syncer"), "--hub-kubeconfig", m.SyncerHubKubeconfig(),
+		"--member-kubeconfig", m.Cluster.KubeconfigPath, "--member-name", m.Name)
+	cmd.Stdout, cmd.Stderr = log, log
+	return cmd, cmd.Start()
+}
+
 // Stop stops m's syncer (if running) and its cluster.
 func (m *Member) Stop() error {
 	_ = m.StopSyncer()

@@ -353,13 +353,18 @@ var invalidCases = []TableEntry{
 }
 
 var _ = Describe("Admission", Ordered, func() {
-	var team client.Client
+	var team, teamControllers client.Client
 	var fleet client.Client
 
 	BeforeAll(func(ctx SpecContext) {
 		path, err := hub.CreateTeamWorkspace(ctx, uniqueName("admission"))
 		Expect(err).NotTo(HaveOccurred())
 		team, err = hub.Client(path, nil)
+		Expect(err).NotTo(HaveOccurred())
+		// Approval requests are the controllers' to create (users approve
+		// them through their status): their rules are checked as the
+		// controllers meet them.
+		teamControllers, err = hub.ControllerClient(path, nil)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(team.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "app"}})).To(Succeed())
 		fleet, err = hub.Client("root:fleet", nil)
@@ -377,6 +382,9 @@ var _ = Describe("Admission", Ordered, func() {
 				c = fleet
 			}
 			target := decode(tc.obj)
+			if strings.HasSuffix(target.GetKind(), "ApprovalRequest") {
+				c = teamControllers
+			}
 			if tc.old != "" {
 				old := decode(tc.old)
 				Expect(c.Create(ctx, old)).To(Succeed(), "creating the original object")

@@ -2,17 +2,21 @@ package members
 
 import (
 	"context"
+	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/syncer/agent"
 )
 
 func ctx() context.Context { return context.Background() }
@@ -105,5 +109,69 @@ var _ = Describe("Leaving and joining again", Serial, Ordered, func() {
 		Expect(fc.Create(ctx(), again)).To(Succeed())
 		Eventually(func(g Gomega) { workAvailable(g, again) }, timeout, interval).Should(Succeed())
 		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: "left-behind", Name: "kept"}, &corev1.ConfigMap{})).To(Succeed())
+	})
+})
+
+// leaseHolder is who holds the member's syncer lease on the hub.
+func leaseHolder(g Gomega, m string) string {
+	lease := &coordinationv1.Lease{}
+	g.ExpectWithOffset(1, fleetClient().Get(ctx(), client.ObjectKey{Namespace: "fleet-member-" + m, Name: agent.LeaseName}, lease)).To(Succeed())
+	return ptr.Deref(lease.Spec.HolderIdentity, "")
+}
+
+var _ = Describe("A second syncer for the same member", Serial, func() {
+	It("waits for the lease instead of applying alongside, and takes over when the first one stops", func() {
+		m := member("member-2")
+		var first string
+		Eventually(func(g Gomega) {
+			first = leaseHolder(g, m.Name)
+			g.Expect(first).NotTo(BeEmpty())
+		}, timeout, interval).Should(Succeed())
+
+		second, err := m.StartExtraSyncer(filepath.Join(m.StateDir, m.Name, "second-syncer.log"))
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() {
+			_ = second.Process.Kill()
+			_ = second.Wait()
+			Expect(hub.Join(ctx(), m)).To(Succeed())
+			Expect(hub.WaitMemberReady(ctx(), m.Name)).To(Succeed())
+		})
+		Consistently(func(g Gomega) { g.Expect(leaseHolder(g, m.Name)).To(Equal(first)) }, 10*time.Second, time.Second).Should(Succeed())
+
+		By("stopping the first syncer")
+		Expect(m.StopSyncer()).To(Succeed())
+		Eventually(func(g Gomega) {
+			holder := leaseHolder(g, m.Name)
+			g.Expect(holder).NotTo(BeEmpty())
+			g.Expect(holder).NotTo(Equal(first))
+		}, timeout, interval).Should(Succeed())
+		work := newWork(m.Name, "second-syncer", configMap("default", "from-the-second-syncer", nil))
+		Expect(fleetClient().Create(ctx(), work)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(ctx(), work))).To(Succeed()) })
+		Eventually(func(g Gomega) { workAvailable(g, work) }, timeout, interval).Should(Succeed())
+	})
+})
+
+var _ = Describe("Unjoining a member whose syncer does not confirm", Serial, func() {
+	It("revokes the syncer's hub credential even though leaving times out", func() {
+		m := member("member-3")
+		_, syncer := syncerClient(m)
+		Expect(syncer.List(ctx(), &placementv1beta1.WorkList{}, client.InNamespace("fleet-member-"+m.Name))).To(Succeed())
+
+		Expect(m.StopSyncer()).To(Succeed())
+		DeferCleanup(func() {
+			// The hub lets the member go after its force-delete wait.
+			Eventually(func() bool {
+				return apierrors.IsNotFound(fleetClient().Get(ctx(), client.ObjectKey{Name: m.Name}, &clusterv1beta1.MemberCluster{}))
+			}, 3*time.Minute, time.Second).Should(BeTrue())
+			Expect(hub.Join(ctx(), m)).To(Succeed())
+			Expect(hub.WaitMemberReady(ctx(), m.Name)).To(Succeed())
+		})
+		err := hub.Fleet(ctx(), "unjoin", m.Name, "--state-dir", m.StateDir, "--timeout", "3s")
+		Expect(err).To(MatchError(ContainSubstring("is still leaving")))
+		Expect(err).To(MatchError(ContainSubstring("hub credential is revoked")))
+		Eventually(func() bool {
+			return apierrors.IsUnauthorized(syncer.List(ctx(), &placementv1beta1.WorkList{}, client.InNamespace("fleet-member-"+m.Name)))
+		}, timeout, interval).Should(BeTrue(), "the syncer's token no longer works")
 	})
 })

@@ -8,6 +8,8 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
@@ -61,6 +63,15 @@ func memberClient(m *framework.Member) client.Client {
 }
 
 func member(name string) *framework.Member { return framework.MemberNamed(members, name) }
+
+// syncerClient acts on the hub with the credential join issued m's syncer.
+func syncerClient(m *framework.Member) (*rest.Config, client.Client) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", m.SyncerHubKubeconfig())
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return cfg, c
+}
 
 // newWork builds a Work for a member from objects.
 func newWork(memberName, name string, objs ...any) *placementv1beta1.Work {

@@ -14,11 +14,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/syncer/credential"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 const (
@@ -249,13 +250,10 @@ var _ = Describe("Applying Work", func() {
 var _ = Describe("The syncer's hub credential", func() {
 	It("reads its own member's Work but is refused on another member's namespace and on team workspaces", func() {
 		m := member("member-1")
-		cfg, err := clientcmd.BuildConfigFromFlags("", m.SyncerHubKubeconfig())
-		Expect(err).NotTo(HaveOccurred())
-		syncer, err := client.New(cfg, client.Options{Scheme: scheme})
-		Expect(err).NotTo(HaveOccurred())
-		Expect(syncer.List(ctx(), &placementv1beta1.WorkList{}, client.InNamespace("fleet-member-member-1"))).To(Succeed())
+		cfg, syncer := syncerClient(m)
+		Expect(syncer.List(ctx(), &placementv1beta1.WorkList{}, client.InNamespace("fleet-member-"+m.Name))).To(Succeed())
 
-		err = syncer.List(ctx(), &placementv1beta1.WorkList{}, client.InNamespace("fleet-member-member-2"))
+		err := syncer.List(ctx(), &placementv1beta1.WorkList{}, client.InNamespace("fleet-member-member-2"))
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "listing another member's Work: %v", err)
 		err = syncer.Get(ctx(), client.ObjectKey{Namespace: "fleet-member-member-2", Name: "member-2"}, &clusterv1beta1.InternalMemberCluster{})
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "reading another member's InternalMemberCluster: %v", err)
@@ -272,5 +270,31 @@ var _ = Describe("The syncer's hub credential", func() {
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "listing namespaces in %s: %v", team, err)
 		err = inTeam.List(ctx(), &placementv1beta1.ClusterResourcePlacementList{})
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "listing placements in %s: %v", team, err)
+
+		By("being a short-lived token of the syncer's own service account")
+		token, err := credential.Parse(cfg.BearerToken)
+		Expect(err).NotTo(HaveOccurred(), "join issues a bound, expiring service-account token")
+		Expect(token.Expiry()).To(BeTemporally("<=", time.Now().Add(time.Hour+time.Minute)))
+
+		By("reporting on its Work, and changing nothing else of it")
+		work := newWork(m.Name, "credential-"+framework.RandomSuffix(), configMap("default", "credential-"+framework.RandomSuffix(), nil))
+		Expect(fleetClient().Create(ctx(), work)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(ctx(), work))).To(Succeed()) })
+		Eventually(func(g Gomega) { workAvailable(g, work) }, timeout, interval).Should(Succeed())
+		for what, change := range map[string]func(*placementv1beta1.Work){
+			"spec":       func(w *placementv1beta1.Work) { w.Spec.Workload.Manifests = nil },
+			"labels":     func(w *placementv1beta1.Work) { w.Labels = map[string]string{placementv1beta1.WorkspaceLabel: "other"} },
+			"finalizers": func(w *placementv1beta1.Work) { w.Finalizers = append(w.Finalizers, "example.com/mine") },
+		} {
+			got := &placementv1beta1.Work{}
+			Expect(syncer.Get(ctx(), client.ObjectKeyFromObject(work), got)).To(Succeed())
+			change(got)
+			err := syncer.Update(ctx(), got)
+			Expect(apierrors.IsInvalid(err) || apierrors.IsForbidden(err)).To(BeTrue(), "changing the Work's %s: %v", what, err)
+		}
+		got := &placementv1beta1.Work{}
+		Expect(syncer.Get(ctx(), client.ObjectKeyFromObject(work), got)).To(Succeed())
+		Expect(syncer.Status().Update(ctx(), got)).To(Succeed(), "writing the Work's status")
+		Expect(syncer.Create(ctx(), newWork(m.Name, "forged-"+framework.RandomSuffix()))).To(Satisfy(apierrors.IsForbidden), "creating Work")
 	})
 })

@@ -1,9 +1,12 @@
 package placement
 
 import (
+	"time"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -172,3 +175,98 @@ var _ = Describe("A rolling update with maxUnavailable 1", func() {
 		}).Should(Succeed())
 	})
 })
+
+// servingOn samples which members hold the app's Deployment, and on which
+// of them it is available.
+func servingOn(clients map[string]client.Client, ns string) (holding, available map[string]bool) {
+	holding, available = map[string]bool{}, map[string]bool{}
+	for m, c := range clients {
+		d, namespace := &appsv1.Deployment{}, &corev1.Namespace{}
+		if err := c.Get(ctx(), client.ObjectKey{Name: ns}, namespace); err != nil || !namespace.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if err := c.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "web"}, d); err != nil || !d.DeletionTimestamp.IsZero() {
+			continue
+		}
+		holding[m] = true
+		available[m] = d.Status.AvailableReplicas >= 1 && d.Status.ObservedGeneration == d.Generation
+	}
+	return holding, available
+}
+
+var _ = Describe("A policy change under rolling-update limits", Serial, func() {
+	// The seeds' rolling-update example 2: PickN 2 moves from two clusters
+	// to two others with maxSurge 2 and the default maxUnavailable (25% of
+	// 2, rounded up: 1).
+	It("brings the new clusters up before the last old one goes, and never leaves the app unavailable", func() {
+		t := newTeam("surge")
+		ns := uniqueName("surge")
+		clients := map[string]client.Client{}
+		for _, m := range allMembers() {
+			clients[m] = memberClient(m)
+		}
+		t.create(namespace(ns), deployment(ns, "web", "nginx:1.27"))
+		crp := newCRP("app", withPickN(2, labelTerm(map[string]string{"env": "prod"})), namespaceSelector(ns))
+		crp.Spec.Strategy.RollingUpdate = &placementv1beta1.RollingUpdateConfig{MaxSurge: ptr.To(intstr.FromInt32(2))}
+		t.place(crp)
+		Eventually(func(g Gomega) {
+			_, available := servingOn(clients, ns)
+			g.Expect(available).To(Equal(map[string]bool{"member-1": true, "member-2": true}))
+		}).Should(Succeed())
+
+		By("moving the placement to the canary and staging clusters, sampling the members as it goes")
+		var history []map[string]bool
+		var holdings []map[string]bool
+		done := make(chan struct{})
+		stopped := make(chan struct{})
+		go func() {
+			defer GinkgoRecover()
+			defer close(stopped)
+			for {
+				holding, available := servingOn(clients, ns)
+				holdings, history = append(holdings, holding), append(history, available)
+				select {
+				case <-done:
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		}()
+		t.updateCRP("app", func(crp *placementv1beta1.ClusterResourcePlacement) {
+			crp.Spec.Policy = withPickN(2, placementv1beta1.ClusterSelectorTerm{LabelSelector: &metav1.LabelSelector{
+				MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpIn, Values: []string{"canary", "staging"}}}}})
+		})
+		Eventually(func(g Gomega) {
+			holding, available := servingOn(clients, ns)
+			g.Expect(holding).To(Equal(map[string]bool{"member-3": true, "member-4": true}))
+			g.Expect(available).To(Equal(map[string]bool{"member-3": true, "member-4": true}))
+		}).Should(Succeed())
+		close(done)
+		<-stopped
+
+		surged := false
+		for i, available := range history {
+			n := 0
+			for _, ok := range available {
+				if ok {
+					n++
+				}
+			}
+			Expect(n).To(BeNumerically(">=", 1), "sample %d: at least N - maxUnavailable = 1 cluster serves the app: %v", i, holdings[i])
+			old := holdings[i]["member-1"] || holdings[i]["member-2"]
+			if old && holdings[i]["member-3"] && holdings[i]["member-4"] {
+				surged = true
+			}
+		}
+		Expect(surged).To(BeTrue(), "maxSurge 2 brings both new clusters up while an old one still serves: %v", holdings)
+	})
+})
+
+// withPickN is a PickN policy with required terms.
+func withPickN(n int32, required ...placementv1beta1.ClusterSelectorTerm) *placementv1beta1.PlacementPolicy {
+	p := pickN(n)
+	p.Affinity = &placementv1beta1.Affinity{ClusterAffinity: &placementv1beta1.ClusterAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &placementv1beta1.ClusterSelector{ClusterSelectorTerms: required},
+	}}
+	return p
+}
