@@ -279,7 +279,11 @@ func available(now time.Time, b placementv1beta1.BindingObj, period time.Duratio
 		return false, 0
 	}
 	c := meta.FindStatusCondition(b.GetBindingStatus().Conditions, string(placementv1beta1.ResourceBindingAvailable))
-	if c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != b.GetGeneration() {
+	// Unscheduling changes a binding's state only, not what it serves: a
+	// report from before still holds (a binding seen as unavailable would
+	// be removed at once, past maxUnavailable).
+	current := c != nil && (c.ObservedGeneration == b.GetGeneration() || spec.State == placementv1beta1.BindingStateUnscheduled)
+	if !current || c.Status != metav1.ConditionTrue {
 		return false, 0
 	}
 	if c.Reason != placementv1beta1.WorkNotAvailabilityTrackableReason {

@@ -41,6 +41,12 @@ func binding(name string, state placementv1beta1.BindingState, snapshot string, 
 	return b
 }
 
+// generation makes the binding's spec newer than its status reports.
+func generation(b placementv1beta1.BindingObj, gen int64) placementv1beta1.BindingObj {
+	b.SetGeneration(gen)
+	return b
+}
+
 // pickN gives the placement a PickN policy: the rollout counts its limits
 // against numberOfClusters.
 func pickN(n int32, p *placementv1beta1.ClusterResourcePlacement) *placementv1beta1.ClusterResourcePlacement {
@@ -152,6 +158,16 @@ func TestPlanRollout(t *testing.T) {
 			p:    pickN(2, crp("1", "0")),
 			bindings: []placementv1beta1.BindingObj{
 				binding("c1", unscheduled, "s-1", true, "", 0), binding("c2", bound, "s-1", true, "", 0),
+				binding("c3", scheduled, "", false, "", 0),
+			},
+			wantRemove: []string{"c1"},
+			wantUpdate: []string{"c3"},
+		},
+		{
+			name: "an unscheduled cluster counts as available on the report from before it was unscheduled",
+			p:    pickN(2, crp("25%", "1")),
+			bindings: []placementv1beta1.BindingObj{
+				generation(binding("c1", unscheduled, "s-1", true, "", 0), 3), generation(binding("c2", unscheduled, "s-1", true, "", 0), 3),
 				binding("c3", scheduled, "", false, "", 0),
 			},
 			wantRemove: []string{"c1"},

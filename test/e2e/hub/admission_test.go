@@ -352,22 +352,48 @@ var invalidCases = []TableEntry{
 		want: []string{"data", "should have at least 1 properties"}}),
 }
 
+// internalKinds are written by the hub's controllers alone (kcp's maximal
+// permission policy refuses everyone else).
+var internalKinds = map[string]bool{
+	"ClusterResourceBinding": true, "ResourceBinding": true,
+	"ClusterResourceSnapshot": true, "ResourceSnapshot": true,
+	"ClusterSchedulingPolicySnapshot": true, "SchedulingPolicySnapshot": true,
+	"ClusterResourceOverrideSnapshot": true, "ResourceOverrideSnapshot": true,
+	"ClusterApprovalRequest": true, "ApprovalRequest": true,
+	"ClusterResourcePlacementStatus": true, "Work": true, "AppliedWork": true, "InternalMemberCluster": true,
+}
+
 var _ = Describe("Admission", Ordered, func() {
 	var team, teamControllers client.Client
-	var fleet client.Client
+	var fleet, fleetControllers client.Client
+	// clientFor picks who creates an object: the objects only the hub's
+	// controllers write (bindings, snapshots, Work, approval requests, ...)
+	// are created with the controllers' identity, so that their admission
+	// rules are checked as the controllers meet them.
+	clientFor := func(o client.Object, inFleet bool) client.Client {
+		internal := internalKinds[o.GetObjectKind().GroupVersionKind().Kind]
+		switch {
+		case inFleet && internal:
+			return fleetControllers
+		case inFleet:
+			return fleet
+		case internal:
+			return teamControllers
+		}
+		return team
+	}
 
 	BeforeAll(func(ctx SpecContext) {
 		path, err := hub.CreateTeamWorkspace(ctx, uniqueName("admission"))
 		Expect(err).NotTo(HaveOccurred())
 		team, err = hub.Client(path, nil)
 		Expect(err).NotTo(HaveOccurred())
-		// Approval requests are the controllers' to create (users approve
-		// them through their status): their rules are checked as the
-		// controllers meet them.
 		teamControllers, err = hub.ControllerClient(path, nil)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(team.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "app"}})).To(Succeed())
 		fleet, err = hub.Client("root:fleet", nil)
+		Expect(err).NotTo(HaveOccurred())
+		fleetControllers, err = hub.ControllerClient("root:fleet", nil)
 		Expect(err).NotTo(HaveOccurred())
 	})
 
@@ -377,14 +403,8 @@ var _ = Describe("Admission", Ordered, func() {
 
 	DescribeTable("rejects invalid objects with a message that names the field and the rule",
 		func(ctx SpecContext, tc invalidCase) {
-			c := team
-			if tc.fleet {
-				c = fleet
-			}
 			target := decode(tc.obj)
-			if strings.HasSuffix(target.GetKind(), "ApprovalRequest") {
-				c = teamControllers
-			}
+			c := clientFor(target, tc.fleet)
 			if tc.old != "" {
 				old := decode(tc.old)
 				Expect(c.Create(ctx, old)).To(Succeed(), "creating the original object")
@@ -419,10 +439,7 @@ var _ = Describe("Admission", Ordered, func() {
 			var created []*unstructured.Unstructured
 			var rejected []error
 			for _, o := range m.Objects {
-				c := team
-				if o.GroupVersionKind().Group == "cluster.kubernetes-fleet.io" {
-					c = fleet
-				}
+				c := clientFor(o, o.GroupVersionKind().Group == "cluster.kubernetes-fleet.io")
 				if ns := o.GetNamespace(); ns != "" {
 					ensureNamespace(ctx, c, ns)
 				}
@@ -438,10 +455,7 @@ var _ = Describe("Admission", Ordered, func() {
 			}
 			// Names repeat across examples: remove what this file created.
 			for _, o := range created {
-				c := team
-				if o.GroupVersionKind().Group == "cluster.kubernetes-fleet.io" {
-					c = fleet
-				}
+				c := clientFor(o, o.GroupVersionKind().Group == "cluster.kubernetes-fleet.io")
 				Expect(c.Delete(ctx, o)).To(Succeed())
 			}
 			if m.Valid {
