@@ -19,7 +19,7 @@ FLEET_PORT ?= 6443
 
 TEST_TIMEOUT ?= 40m
 
-.PHONY: all build cluster-bins generate verify test test-unit test-e2e run bench clean
+.PHONY: all build cluster-bins generate verify test test-unit test-e2e run bench bench-scale clean
 
 all: build
 
@@ -96,7 +96,17 @@ run: build cluster-bins
 clean:
 	rm -rf $(BIN) _output
 
-## bench: performance benchmarks (the scheduler: one PickN(100) decision over
+## bench: performance benchmarks: the scheduler (one PickN(100) decision over
 ## 1,000 member clusters with affinity and topology spread; target p99 <= 20ms)
-bench:
+## and a 300-member pass of the scale harness
+bench: build
 	$(GO) test ./controllers/scheduler/framework/ -run '^$$' -bench . -benchtime 3s -benchmem
+	mkdir -p _output
+	FLEET_BIN_DIR=$(BIN) $(GO) run ./test/scale --members 300 --heartbeat-spread 20s --out $(CURDIR)/_output/scale-300.json
+
+## bench-scale: the scale harness at 1,000 simulated members (test/scale;
+## SCALE_ARGS adds flags, e.g. --hub-kubeconfig FILE for an external hub)
+SCALE_MEMBERS ?= 1000
+bench-scale: build
+	mkdir -p _output
+	FLEET_BIN_DIR=$(BIN) $(GO) run ./test/scale --members $(SCALE_MEMBERS) --out $(CURDIR)/_output/scale-$(SCALE_MEMBERS).json $(SCALE_ARGS)

@@ -117,6 +117,14 @@ func (h *Hub) launch(peerPort int) error {
 	return nil
 }
 
+// Pid is the hub process's id, 0 when it is not running.
+func (h *Hub) Pid() int {
+	if h.cmd == nil || h.cmd.Process == nil {
+		return 0
+	}
+	return h.cmd.Process.Pid
+}
+
 // KubeconfigPath is the admin kubeconfig the hub writes.
 func (h *Hub) KubeconfigPath() string { return filepath.Join(h.opts.RootDir, "admin.kubeconfig") }
 
@@ -175,10 +183,16 @@ func (h *Hub) baseConfig(kubeContext string) (*rest.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if i := strings.Index(cfg.Host, "/clusters/"); i >= 0 {
-		cfg.Host = cfg.Host[:i]
-	}
+	cfg.Host = BaseURL(cfg.Host)
 	return cfg, nil
+}
+
+// BaseURL is a hub URL without its workspace path: the kcp base URL.
+func BaseURL(host string) string {
+	if i := strings.Index(host, "/clusters/"); i >= 0 {
+		return host[:i]
+	}
+	return host
 }
 
 // ShardAdmin returns a config of kcp's shard admin (system:masters) for a

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
+)
+
+// parallel is how many requests the harness itself keeps in flight.
+const parallel = 32
+
+// fleet drives the hub as its platform admin and the simulated members.
+type fleet struct {
+	admin   *rest.Config
+	opts    options
+	members []*member
+}
+
+// in returns an admin config for the workspace at path.
+func (f *fleet) in(path string) *rest.Config {
+	cfg := rest.CopyConfig(f.admin)
+	cfg.Host += "/clusters/" + path
+	cfg.QPS, cfg.Burst = 500, 1000
+	return cfg
+}
+
+// each runs fn for every member, parallel at a time, and returns the first
+// error.
+func (f *fleet) each(fn func(*member) error) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	sem := make(chan struct{}, parallel)
+	for _, m := range f.members {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := fn(m); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = fmt.Errorf("%s: %w", m.name, err)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// join registers the members as `kubectl fleet join` does (a service
+// account and a short-lived token each, then the MemberCluster), times
+// the MemberClusters' creation and how long until every member is joined
+// and healthy, and leaves the simulated agents running.
+func (f *fleet) join(ctx context.Context, res *results) error {
+	fleetCfg := f.in("root:fleet")
+	c, err := client.New(fleetCfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	kube, err := kubernetes.NewForConfig(fleetCfg)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < f.opts.members; i++ {
+		f.members = append(f.members, newMember(i))
+	}
+	ns := clusterv1beta1.FleetSystemNamespace
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); client.IgnoreAlreadyExists(err) != nil {
+		return err
+	}
+	logf("issuing %d member credentials", f.opts.members)
+	tokens := sync.Map{}
+	err = f.each(func(m *member) error {
+		sa := "fleet-syncer-" + m.name
+		if err := c.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sa}}); client.IgnoreAlreadyExists(err) != nil {
+			return err
+		}
+		req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(6 * 3600))}}
+		tok, err := kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, req, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		tokens.Store(m.name, tok.Status.Token)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+
+	logf("creating %d MemberClusters", f.opts.members)
+	start := time.Now()
+	err = f.each(func(m *member) error {
+		mc := &clusterv1beta1.MemberCluster{
+			ObjectMeta: metav1.ObjectMeta{Name: m.name, Labels: m.labels},
+			Spec: clusterv1beta1.MemberClusterSpec{
+				Identity:               rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "fleet-syncer-" + m.name},
+				HeartbeatPeriodSeconds: int32(f.opts.heartbeat.Seconds()),
+			},
+		}
+		return client.IgnoreAlreadyExists(c.Create(ctx, mc))
+	})
+	if err != nil {
+		return err
+	}
+	res.add("members_create", time.Since(start).Seconds(), "s", "2.0 (1,000 members, 16 cores)", fmt.Sprintf("%d MemberClusters, %d at a time", f.opts.members, parallel))
+
+	for i, m := range f.members {
+		token, _ := tokens.Load(m.name)
+		if err := m.connect(fleetCfg, token.(string)); err != nil {
+			return err
+		}
+		delay := time.Duration(int64(f.opts.heartbeatSpread) * int64(i) / int64(len(f.members)))
+		go m.run(ctx, delay, f.opts.heartbeat)
+	}
+	logf("waiting for every member to join (first heartbeats spread over %s)", f.opts.heartbeatSpread)
+	err = wait.PollUntilContextTimeout(ctx, time.Second, f.opts.heartbeatSpread+10*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list := &clusterv1beta1.MemberClusterList{}
+		if err := c.List(ctx, list); err != nil {
+			return false, nil
+		}
+		ready := 0
+		for _, mc := range list.Items {
+			if meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterJoined) &&
+				meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterHealthy) {
+				ready++
+			}
+		}
+		return ready == f.opts.members, nil
+	})
+	if err != nil {
+		return fmt.Errorf("members did not all join: %w", err)
+	}
+	res.add("members_joined", time.Since(start).Seconds(), "s", "63 (1,000 members, first heartbeats over 60 s, 16 cores)",
+		fmt.Sprintf("first heartbeats spread over %s", f.opts.heartbeatSpread))
+	return nil
+}
+
+// placements times new PickN placements, one after another, from creation
+// until Available on every picked cluster, in a team workspace.
+func (f *fleet) placements(ctx context.Context, res *results) error {
+	hub := &framework.Hub{Admin: f.admin}
+	path, err := hub.CreateTeamWorkspace(ctx, "scale-"+framework.RandomSuffix())
+	if err != nil {
+		return err
+	}
+	c, err := client.New(f.in(path), client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	const ns = "scale"
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"}, Data: map[string]string{"k": "v"}},
+	} {
+		if err := c.Create(ctx, o); err != nil {
+			return err
+		}
+	}
+	var took []time.Duration
+	for i := 0; i < f.opts.samples; i++ {
+		crp := &placementv1beta1.ClusterResourcePlacement{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pickn-%d", i)},
+			Spec: placementv1beta1.PlacementSpec{
+				ResourceSelectors: []placementv1beta1.ResourceSelectorTerm{{Version: "v1", Kind: "Namespace", Name: ns}},
+				Policy:            &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickNPlacementType, NumberOfClusters: ptr.To(int32(f.opts.pick))},
+			},
+		}
+		d, err := timeToAvailable(ctx, c, crp)
+		if err != nil {
+			return err
+		}
+		logf("%s: Available on %d clusters after %s", crp.Name, f.opts.pick, d.Round(time.Millisecond))
+		took = append(took, d)
+		if err := deletePlacement(ctx, c, crp); err != nil {
+			return err
+		}
+	}
+	res.durations(fmt.Sprintf("pickn%d_available", f.opts.pick), took,
+		map[string]string{"p50": "5.2 (16 cores)", "max": "7.3 (16 cores)"},
+		fmt.Sprintf("of %d members, n=%d", f.opts.members, f.opts.samples))
+	return nil
+}
+
+// timeToAvailable creates a placement and waits until it is Available.
+func timeToAvailable(ctx context.Context, c client.Client, crp *placementv1beta1.ClusterResourcePlacement) (time.Duration, error) {
+	start := time.Now()
+	if err := c.Create(ctx, crp); err != nil {
+		return 0, err
+	}
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+		got := &placementv1beta1.ClusterResourcePlacement{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(crp), got); err != nil {
+			return false, nil
+		}
+		a := meta.FindStatusCondition(got.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType))
+		return a != nil && a.Status == metav1.ConditionTrue && a.ObservedGeneration == got.Generation, nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("placement %s did not become Available: %w", crp.Name, err)
+	}
+	return time.Since(start), nil
+}
+
+func deletePlacement(ctx context.Context, c client.Client, crp *placementv1beta1.ClusterResourcePlacement) error {
+	if err := c.Delete(ctx, crp); client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(crp), &placementv1beta1.ClusterResourcePlacement{})), nil
+	})
+}

@@ -1,0 +1,123 @@
+// Command scale measures Fleetplane at fleet scale: the real hub (embedded,
+// started here, or an external one) and N simulated member clusters, each a
+// lightweight agent using the hub API with the member's own scoped
+// credential (see member.go). It prints one line per figure
+// (`name value unit`, with KubeFleet's figure where there is one) and writes
+// them all to a JSON file. `make bench-scale` runs it with 1,000 members.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
+)
+
+var scheme = runtime.NewScheme()
+
+func init() {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1beta1.AddToScheme, placementv1beta1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			panic(err)
+		}
+	}
+}
+
+type options struct {
+	members         int
+	heartbeatSpread time.Duration
+	heartbeat       time.Duration
+	samples         int
+	pick            int
+	kubeconfig      string
+	out             string
+	dir             string
+}
+
+func main() {
+	o := options{}
+	flag.IntVar(&o.members, "members", 1000, "simulated member clusters")
+	flag.DurationVar(&o.heartbeatSpread, "heartbeat-spread", 60*time.Second, "the members' first heartbeats are spread over this long")
+	flag.DurationVar(&o.heartbeat, "heartbeat-period", 60*time.Second, "heartbeat period of every member")
+	flag.IntVar(&o.samples, "samples", 7, "placements timed for each placement figure")
+	flag.IntVar(&o.pick, "pick", 100, "numberOfClusters of the PickN placements timed")
+	flag.StringVar(&o.kubeconfig, "hub-kubeconfig", "", "admin kubeconfig of an external hub; empty starts an embedded hub (bin/fleet-hub)")
+	flag.StringVar(&o.out, "out", "scale-results.json", "where the figures are written as JSON")
+	flag.StringVar(&o.dir, "dir", "", "state directory of an embedded hub; empty makes a temporary one")
+	flag.Parse()
+
+	ctrl.SetLogger(logr.Discard())
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "scale:", err)
+		os.Exit(1)
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05.000")+" "+format+"\n", args...)
+}
+
+func run(ctx context.Context, o options) error {
+	admin, hubPid, stopHub, err := hub(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer stopHub()
+	f := &fleet{admin: admin, opts: o}
+	res := &results{}
+	if err := f.join(ctx, res); err != nil {
+		return err
+	}
+	if err := f.placements(ctx, res); err != nil {
+		return err
+	}
+	if hubPid != 0 {
+		if rss, err := rssOf(hubPid); err == nil {
+			res.add("hub_rss", float64(rss)/1e6, "MB", "2300 (KubeFleet, 16 cores)", fmt.Sprintf("after %d placements over %d members", o.samples, o.members))
+		}
+	}
+	return res.write(o.out)
+}
+
+// hub returns an admin config for the kcp base URL of the hub under test,
+// the hub's process id when it runs here (for its memory), and how to stop it.
+func hub(ctx context.Context, o options) (*rest.Config, int, func(), error) {
+	if o.kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		cfg.Host = framework.BaseURL(cfg.Host)
+		return cfg, 0, func() {}, nil
+	}
+	dir := o.dir
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "fleet-scale-"); err != nil {
+			return nil, 0, nil, err
+		}
+	}
+	logf("starting the hub (state in %s)", dir)
+	h, err := framework.StartHub(ctx, framework.HubOptions{RootDir: filepath.Join(dir, "hub")})
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return h.Admin, h.Pid(), func() { _ = h.Stop() }, nil
+}

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+)
+
+// member is a simulated member cluster: a lightweight agent that talks to
+// the real hub with the member's own scoped credential, as a syncer would,
+// but applies nothing: it heart-beats its InternalMemberCluster with made-up
+// properties and acknowledges every Work as Applied and Available.
+type member struct {
+	name   string
+	labels map[string]string
+	nodes  int
+	// hub is a client of root:fleet with the member's token.
+	hub client.WithWatch
+}
+
+func (m *member) namespace() string { return fmt.Sprintf(clusterv1beta1.NamespaceNameFormat, m.name) }
+
+// newMember describes the i-th member: varied labels and node counts, so
+// that placements have something to choose by.
+func newMember(i int) *member {
+	regions := []string{"eastus", "westus", "westeurope", "southeastasia"}
+	envs := []string{"prod", "prod", "canary", "staging"}
+	return &member{
+		name:   fmt.Sprintf("member-%04d", i),
+		labels: map[string]string{"region": regions[i%len(regions)], "env": envs[(i/len(regions))%len(envs)], "zone": strconv.Itoa(i % 3)},
+		nodes:  1 + i%20,
+	}
+}
+
+// connect builds the member's hub client from its token.
+func (m *member) connect(hub *rest.Config, token string) error {
+	cfg := &rest.Config{Host: hub.Host, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAData: hub.CAData, CAFile: hub.CAFile, Insecure: hub.Insecure},
+		QPS: 20, Burst: 40}
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	m.hub = c
+	return nil
+}
+
+// run heart-beats from after delay and acknowledges Work until ctx ends.
+func (m *member) run(ctx context.Context, delay, period time.Duration) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(delay):
+	}
+	go m.acknowledgeWork(ctx)
+	// Until the hub has set the member up (its InternalMemberCluster and
+	// the credential's rights), heartbeats are retried every second, as a
+	// syncer's failed reconciles are; then once a period.
+	for ctx.Err() == nil {
+		next := period
+		if err := m.heartbeat(ctx); err != nil {
+			next = time.Second
+			if ctx.Err() == nil && !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err) {
+				logf("%s: heartbeat: %v", m.name, err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(next):
+		}
+	}
+}
+
+// heartbeat reports the member joined and healthy, with its properties.
+func (m *member) heartbeat(ctx context.Context) error {
+	imc := &clusterv1beta1.InternalMemberCluster{}
+	if err := m.hub.Get(ctx, client.ObjectKey{Namespace: m.namespace(), Name: m.name}, imc); err != nil {
+		return err
+	}
+	now := metav1.Now()
+	st := &imc.Status
+	if len(st.AgentStatus) == 0 {
+		st.AgentStatus = []clusterv1beta1.AgentStatus{{Type: clusterv1beta1.MemberAgent}}
+	}
+	agent := &st.AgentStatus[0]
+	agent.LastReceivedHeartbeat = now
+	meta.SetStatusCondition(&agent.Conditions, metav1.Condition{Type: clusterv1beta1.AgentJoined, Status: metav1.ConditionTrue,
+		Reason: clusterv1beta1.ReasonMemberClusterJoined, ObservedGeneration: imc.Generation})
+	meta.SetStatusCondition(&agent.Conditions, metav1.Condition{Type: clusterv1beta1.AgentHealthy, Status: metav1.ConditionTrue,
+		Reason: clusterv1beta1.ReasonMemberClusterAPIServerHealthy, ObservedGeneration: imc.Generation})
+	cpu := resource.MustParse(strconv.Itoa(4 * m.nodes))
+	mem := resource.MustParse(strconv.Itoa(16*m.nodes) + "Gi")
+	usage := corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: mem}
+	st.ResourceUsage = clusterv1beta1.ResourceUsage{Capacity: usage, Allocatable: usage, Available: usage, ObservationTime: now}
+	st.Properties = map[clusterv1beta1.PropertyName]clusterv1beta1.PropertyValue{
+		clusterv1beta1.NodeCountProperty: {Value: strconv.Itoa(m.nodes), ObservationTime: now},
+	}
+	return m.hub.Status().Update(ctx, imc)
+}
+
+// acknowledgeWork watches the member's Work and reports each new
+// generation Applied and Available, as a syncer whose applies all succeed.
+func (m *member) acknowledgeWork(ctx context.Context) {
+	for ctx.Err() == nil {
+		w, err := m.hub.Watch(ctx, &placementv1beta1.WorkList{}, client.InNamespace(m.namespace()))
+		if err != nil {
+			time.Sleep(time.Second)
+			continue
+		}
+		for ev := range w.ResultChan() {
+			work, ok := ev.Object.(*placementv1beta1.Work)
+			if !ok || ev.Type == watch.Deleted || !work.DeletionTimestamp.IsZero() || acknowledged(work) {
+				continue
+			}
+			if err := m.acknowledge(ctx, work); err != nil && ctx.Err() == nil {
+				logf("%s: acknowledging Work %s: %v", m.name, work.Name, err)
+			}
+		}
+		w.Stop()
+	}
+}
+
+func acknowledged(w *placementv1beta1.Work) bool {
+	c := meta.FindStatusCondition(w.Status.Conditions, placementv1beta1.WorkConditionTypeAvailable)
+	return c != nil && c.ObservedGeneration == w.Generation && c.Status == metav1.ConditionTrue
+}
+
+func (m *member) acknowledge(ctx context.Context, work *placementv1beta1.Work) error {
+	gen := work.Generation
+	cond := func(t, reason string) metav1.Condition {
+		return metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: reason, ObservedGeneration: gen, LastTransitionTime: metav1.Now()}
+	}
+	st := placementv1beta1.WorkStatus{Conditions: []metav1.Condition{
+		cond(placementv1beta1.WorkConditionTypeApplied, placementv1beta1.WorkAllManifestsAppliedReason),
+		cond(placementv1beta1.WorkConditionTypeAvailable, placementv1beta1.WorkAllManifestsAvailableReason),
+	}}
+	for i, mf := range work.Spec.Workload.Manifests {
+		var obj struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct{ Name, Namespace string }
+		}
+		_ = json.Unmarshal(mf.Raw, &obj)
+		gv, _ := schema.ParseGroupVersion(obj.APIVersion)
+		st.ManifestConditions = append(st.ManifestConditions, placementv1beta1.ManifestCondition{
+			Identifier: placementv1beta1.WorkResourceIdentifier{Ordinal: i, Group: gv.Group, Version: gv.Version, Kind: obj.Kind, Name: obj.Metadata.Name, Namespace: obj.Metadata.Namespace},
+			Conditions: []metav1.Condition{cond(placementv1beta1.WorkConditionTypeApplied, placementv1beta1.ApplyResultApplied),
+				cond(placementv1beta1.WorkConditionTypeAvailable, placementv1beta1.AvailabilityResultAvailable)},
+		})
+	}
+	work.Status = st
+	return m.hub.Status().Update(ctx, work)
+}
