@@ -13,6 +13,7 @@ import (
 	"sort"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -83,10 +84,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 			return ctrl.Result{}, err
 		}
 	}
+	// Each binding is its own write: rolling out to 100 clusters must not
+	// wait for 100 round trips one after another.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(placements.ParallelWrites)
 	for _, b := range plan.update {
-		if err := r.bind(ctx, c, p, b, latest.GetName()); err != nil {
-			return ctrl.Result{}, err
-		}
+		g.Go(func() error { return r.bind(gctx, c, p, b, latest.GetName()) })
+	}
+	if err := g.Wait(); err != nil {
+		return ctrl.Result{}, err
 	}
 	for _, b := range plan.current {
 		// Kept true even if another writer raced with the first report.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kcp-dev/logicalcluster/v3"
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -152,6 +153,10 @@ func (r *Reconciler) persistBindings(ctx context.Context, c client.Client, p pla
 		byName[b.GetName()] = b
 	}
 	k := placements.KeyOf(p)
+	// New bindings are independent writes: a PickN(100) placement must not
+	// wait for 100 round trips one after another.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(placements.ParallelWrites)
 	for _, d := range res.Create {
 		b := k.NewBinding()
 		b.SetName(bindingName(p.GetName(), d.ClusterName))
@@ -163,9 +168,15 @@ func (r *Reconciler) persistBindings(ctx context.Context, c client.Client, p pla
 		if err := controllerutil.SetControllerReference(p, b, c.Scheme()); err != nil {
 			return err
 		}
-		if err := c.Create(ctx, b); err != nil {
-			return fmt.Errorf("binding %s to cluster %s: %w", k, d.ClusterName, err)
-		}
+		g.Go(func() error {
+			if err := c.Create(gctx, b); err != nil {
+				return fmt.Errorf("binding %s to cluster %s: %w", k, d.ClusterName, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	for _, u := range res.Patch {
 		b, ok := byName[u.Name]

@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -35,6 +36,9 @@ import (
 
 // ControllerName names the controllers in logs.
 const ControllerName = "fleet-workgenerator"
+
+// Workers is how many bindings are synced at once.
+const Workers = 16
 
 // Reconciler reconciles the bindings of one kind of placement.
 type Reconciler struct {
@@ -58,6 +62,9 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 		Watches(&tenancyv1alpha1.ClusterGrant{}, r.unsyncedBindings(),
 			mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false),
 			mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// Bindings are independent (one binding is never reconciled twice
+		// at once): a placement's 100 bindings are written side by side.
+		WithOptions(controller.TypedOptions[mcreconcile.Request]{MaxConcurrentReconciles: Workers}).
 		Complete(r)
 }
 

@@ -80,6 +80,9 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer stopHub()
+	// The simulated members stop before the hub does.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	f := &fleet{admin: admin, opts: o}
 	res := &results{}
 	if err := f.join(ctx, res); err != nil {

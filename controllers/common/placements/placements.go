@@ -177,6 +177,10 @@ func Index(o client.Object, label string) (int, error) {
 
 func objectMeta(k Key) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: k.Namespace} }
 
+// ParallelWrites is how many independent writes of one reconcile (a
+// placement's new bindings, its bindings' rollout) are in flight at once.
+const ParallelWrites = 16
+
 // wildcard is implemented by workspace providers with a cache over all
 // workspaces.
 type wildcard interface {
