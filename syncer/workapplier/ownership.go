@@ -69,7 +69,7 @@ func (o owner) mayPlaceKind(gk schema.GroupKind, clusterScoped bool) (string, st
 // namespaceOf is the namespace an object lives in, or for a Namespace its
 // own name: what takeover patterns and namespace ownership are judged by.
 func namespaceOf(obj *unstructured.Unstructured) string {
-	if obj.GroupVersionKind().GroupKind() == (schema.GroupKind{Kind: "Namespace"}) {
+	if isNamespace(obj) {
 		return obj.GetName()
 	}
 	return obj.GetNamespace()
@@ -112,21 +112,38 @@ func (o owner) mayAdopt(obj *unstructured.Unstructured) (string, string, bool) {
 
 // stamp writes the ownership bookkeeping on an object about to be applied:
 // the placement that manages it, whether it created it, and for a
-// Namespace, the workspace it belongs to.
+// Namespace, the workspace it belongs to. These keys are the syncer's alone:
+// whatever a manifest brings under them is dropped first, so that no
+// placement can claim, say, to have created an object it adopted (and so
+// delete it later).
 func (o owner) stamp(obj *unstructured.Unstructured, created bool) {
 	annotations := obj.GetAnnotations()
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
+	for _, k := range ownershipAnnotations {
+		delete(annotations, k)
+	}
 	annotations[placementv1beta1.OwnerAnnotation] = o.identity
 	if created {
 		annotations[placementv1beta1.CreatedByAnnotation] = o.identity
 	}
-	if obj.GroupVersionKind().GroupKind() == (schema.GroupKind{Kind: "Namespace"}) && o.workspace != "" {
+	if isNamespace(obj) && o.workspace != "" {
 		annotations[placementv1beta1.NamespaceOwnerAnnotation] = o.workspace
 		annotations[placementv1beta1.NamespaceOwnerPathAnnotation] = o.path
 	}
 	obj.SetAnnotations(annotations)
+}
+
+// ownershipAnnotations record on member objects who manages and who created
+// them.
+var ownershipAnnotations = []string{
+	placementv1beta1.OwnerAnnotation, placementv1beta1.CreatedByAnnotation,
+	placementv1beta1.NamespaceOwnerAnnotation, placementv1beta1.NamespaceOwnerPathAnnotation,
+}
+
+func isNamespace(obj *unstructured.Unstructured) bool {
+	return obj.GroupVersionKind().GroupKind() == schema.GroupKind{Kind: "Namespace"}
 }
 
 // bookkeeping are the annotations the syncer writes on placed objects; they

@@ -117,3 +117,19 @@ func TestStamp(t *testing.T) {
 		t.Errorf("an adopted object is managed, not created: %v", adopted.GetAnnotations())
 	}
 }
+
+// A manifest cannot carry the syncer's bookkeeping onto a member: an adopted
+// object that claimed to be created by the placement would later be deleted
+// with it.
+func TestStampDropsForgedOwnership(t *testing.T) {
+	team := ownerOf(teamWork("legacy-*"))
+	forged := object("ConfigMap", "legacy-app", "cfg", map[string]string{
+		placementv1beta1.CreatedByAnnotation: team.identity, placementv1beta1.NamespaceOwnerAnnotation: "9xyz", "keep": "me"})
+	team.stamp(forged, false)
+	if team.createdBy(forged) {
+		t.Errorf("an adopted object claims to be created by the placement: %v", forged.GetAnnotations())
+	}
+	if _, ok := forged.GetAnnotations()[placementv1beta1.NamespaceOwnerAnnotation]; ok || forged.GetAnnotations()["keep"] != "me" {
+		t.Errorf("annotations = %v, want the manifest's own kept and the forged ownership gone", forged.GetAnnotations())
+	}
+}
