@@ -5,6 +5,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 )
 
 // skippedGroups hold control-plane or hub-only APIs that never go to members.
@@ -40,11 +42,12 @@ func skipKind(gk schema.GroupKind) bool {
 	return false
 }
 
-// reservedNamespace names namespaces the fleet never selects: Kubernetes',
+// ReservedNamespaces are namespaces the fleet never selects: Kubernetes',
 // kcp's and the fleet's own.
+var ReservedNamespaces = []string{"default", "kcp-system", "kube-*", "fleet-*"}
+
 func reservedNamespace(name string) bool {
-	return name == "default" || name == "kcp-system" ||
-		strings.HasPrefix(name, "kube-") || strings.HasPrefix(name, "fleet-")
+	return placementv1beta1.NamespaceMatches(ReservedNamespaces, name)
 }
 
 // skipObject drops objects that exist on every cluster or are made by

@@ -1,6 +1,8 @@
 package placement
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -9,8 +11,8 @@ import (
 
 // TeamReservedNamespaces are the member namespaces no team placement ever
 // touches, besides those the hub adds (--team-reserved-namespaces): the
-// members' system namespaces and the fleet's own.
-var TeamReservedNamespaces = []string{"default", "kube-*", "fleet-*", "kcp-*"}
+// reserved ones, and every kcp-* namespace.
+var TeamReservedNamespaces = append(slices.Clone(ReservedNamespaces), "kcp-*")
 
 var crdGK = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
 

@@ -21,10 +21,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
@@ -85,8 +87,8 @@ func parseClaims(token string) (claims, error) {
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return claims{}, fmt.Errorf("decoding the token's claims: %w", err)
 	}
-	ns, name, ok := strings.Cut(strings.TrimPrefix(c.Subject, "system:serviceaccount:"), ":")
-	if !ok || !strings.HasPrefix(c.Subject, "system:serviceaccount:") {
+	ns, name, err := serviceaccount.SplitUsername(c.Subject)
+	if err != nil {
 		return claims{}, fmt.Errorf("the token is not a service account's (subject %q)", c.Subject)
 	}
 	if c.Expiry == 0 {
@@ -173,15 +175,11 @@ func (s Store) Save(ctx context.Context, token string) error {
 		return err
 	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: SecretName}}
-	err := s.Member.Get(ctx, client.ObjectKeyFromObject(secret), secret)
-	if client.IgnoreNotFound(err) != nil {
-		return err
-	}
-	secret.Data = map[string][]byte{corev1.ServiceAccountTokenKey: []byte(token)}
-	if apierrors.IsNotFound(err) {
-		return s.Member.Create(ctx, secret)
-	}
-	return s.Member.Update(ctx, secret)
+	_, err := controllerutil.CreateOrUpdate(ctx, s.Member, secret, func() error {
+		secret.Data = map[string][]byte{corev1.ServiceAccountTokenKey: []byte(token)}
+		return nil
+	})
+	return err
 }
 
 // Renew renews the token before it expires, for as long as ctx lasts: the

@@ -75,10 +75,10 @@ func (a *applier) apply(ctx context.Context, m *manifest) {
 		m.fail(failed.reason, fmt.Sprintf("namespace %s of this placement was not applied: %s", m.obj.GetNamespace(), failed.message))
 		return
 	}
-	if m.obj.GetKind() == "Namespace" && clusterScoped {
+	if isNamespace(m.obj) {
 		defer a.recordNamespace(m)
 	}
-	if ns := namespaceOf(m.obj); ns != "" && (!clusterScoped || m.obj.GetKind() == "Namespace") {
+	if ns := namespaceOf(m.obj); ns != "" && (!clusterScoped || isNamespace(m.obj)) {
 		if reason, msg, ok := a.namespaceAllowed(ctx, ns); !ok {
 			m.fail(reason, msg)
 			return
@@ -271,8 +271,8 @@ func (a *applier) desired(m *manifest, live *unstructured.Unstructured) *unstruc
 	}
 	if live != nil {
 		for _, ref := range live.GetOwnerReferences() {
-			// A reference to an earlier AppliedWork of this Work is stale.
-			if ref.UID != a.appliedWork.UID && !(isAppliedWork(ref) && ref.Name == a.appliedWork.Name) {
+			// This Work's AppliedWork (or a stale earlier one) is set above.
+			if !(isAppliedWork(ref) && ref.Name == a.appliedWork.Name) {
 				refs = append(refs, ref)
 			}
 		}
