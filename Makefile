@@ -82,7 +82,7 @@ verify: generate
 test: build test-unit test-e2e
 
 test-unit:
-	$(GO) test ./apis/... ./cmd/... ./config/... ./workspaces/... ./controllers/... ./syncer/...
+	$(GO) test ./apis/... ./cmd/... ./config/... ./metrics/... ./workspaces/... ./controllers/... ./syncer/...
 
 test-e2e: build cluster-bins
 	# -p 1: one suite at a time (they are heavy) and streamed output.

@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/fleetplane/fleetplane/metrics"
 	"github.com/fleetplane/fleetplane/syncer/agent"
 	"github.com/fleetplane/fleetplane/syncer/properties"
 )
@@ -32,6 +33,7 @@ func newCommand() *cobra.Command {
 		hubKubeconfig, memberKubeconfig, memberName string
 		hubQPS, memberQPS                           float32
 		hubBurst, memberBurst                       int
+		metricsOpts                                 = metrics.ServerOptions{BindAddress: ":8090"}
 	)
 	cmd := &cobra.Command{
 		Use:          "fleet-syncer --hub-kubeconfig FILE --member-name NAME [--member-kubeconfig FILE]",
@@ -52,11 +54,16 @@ func newCommand() *cobra.Command {
 			}
 			hub.QPS, hub.Burst = hubQPS, hubBurst
 			member.QPS, member.Burst = memberQPS, memberBurst
+			metrics.CountRequests(hub, "hub")
+			metrics.CountRequests(member, "member")
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			logger := klog.NewKlogr()
 			ctrl.SetLogger(logger)
 			ctx = klog.NewContext(ctx, logger)
+			if _, err := metrics.Serve(ctx, metricsOpts, logger); err != nil {
+				return err
+			}
 			return runUntilDone(ctx, agent.Options{Hub: hub, Member: member, MemberName: memberName, Properties: &properties.Default{}})
 		},
 	}
@@ -68,6 +75,7 @@ func newCommand() *cobra.Command {
 	f.IntVar(&hubBurst, "hub-api-burst", 500, "burst towards the hub")
 	f.Float32Var(&memberQPS, "member-api-qps", 250, "QPS towards the member cluster")
 	f.IntVar(&memberBurst, "member-api-burst", 1000, "burst towards the member cluster")
+	metricsOpts.AddFlags(f)
 	return cmd
 }
 

@@ -22,6 +22,7 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
+	"github.com/fleetplane/fleetplane/metrics"
 )
 
 // ControllerName names the controller in logs.
@@ -42,7 +43,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named(ControllerName).
 		For(&tenancyv1alpha1.ClusterGrant{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&clusterv1beta1.MemberCluster{}, handler.EnqueueRequestsFromMapFunc(r.allGrants), builder.WithPredicates(labelsOrMembership{})).
-		Complete(r)
+		Complete(metrics.Reconciler[reconcile.Request](ControllerName, r))
 }
 
 func (r *Reconciler) allGrants(ctx context.Context, _ client.Object) []reconcile.Request {

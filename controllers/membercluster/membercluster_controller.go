@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
+	"github.com/fleetplane/fleetplane/metrics"
 )
 
 // ControllerName is the name of this controller in logs, events and metrics.
@@ -58,7 +59,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Namespace{}).
 		Owns(&rbacv1.RoleBinding{}).
 		Watches(&clusterv1beta1.InternalMemberCluster{}, handler.EnqueueRequestsFromMapFunc(imcToMemberCluster)).
-		Complete(r)
+		Complete(metrics.Reconciler[reconcile.Request](ControllerName, r))
 }
 
 // imcToMemberCluster maps an InternalMemberCluster to its MemberCluster (same name).

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -29,6 +30,7 @@ import (
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
+	"github.com/fleetplane/fleetplane/metrics"
 	"github.com/fleetplane/fleetplane/workspaces/clients"
 	"github.com/fleetplane/fleetplane/workspaces/tenancy"
 )
@@ -44,6 +46,8 @@ type Reconciler struct {
 	// not touch (TeamReservedNamespaces and the hub's additions).
 	TeamReservedNamespaces []string
 	placements.Scope
+
+	rollouts rolloutClock
 }
 
 // SetupWithManager registers the controller for its placement kind.
@@ -69,13 +73,16 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, resourceChanges sou
 			UpdateFunc: func(event.UpdateEvent) bool { return false },
 		}))
 	}
-	return b.Complete(r)
+	return b.Complete(metrics.Reconciler[mcreconcile.Request](r.Name(ControllerName), r))
 }
 
 // Reconcile brings one placement's snapshots and status up to date.
 func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
 	c, p, err := r.Lookup(ctx, r.Manager, req)
 	if err != nil || p == nil {
+		if p == nil && err == nil {
+			r.rollouts.forget(req.String())
+		}
 		return ctrl.Result{}, err
 	}
 	k := placements.KeyOf(p)
@@ -116,6 +123,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	status := buildStatus(p, selectedResources(objs), resourceSnap, policySnap, bindings)
 	syncNamespaceStatus(ctx, c, p, &status)
 	emitEvents(recorder, p, status)
+	r.rollouts.observe(req.String(), conditionPrefix(p), p, &status, time.Now())
 	return ctrl.Result{}, r.writeStatus(ctx, c, p, status)
 }
 

@@ -28,6 +28,7 @@ import (
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
+	"github.com/fleetplane/fleetplane/metrics"
 )
 
 // ControllerName names the controllers in logs.
@@ -56,7 +57,7 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 		For(k.New(), mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(k.NewBinding(), mchandler.EnqueueRequestsFromMapFunc(placements.ToPlacement)).
 		Watches(k.NewResourceSnapshot(), mchandler.EnqueueRequestsFromMapFunc(placements.ToPlacement)).
-		Complete(r)
+		Complete(metrics.Reconciler[mcreconcile.Request](r.Name(ControllerName), r))
 }
 
 // Reconcile advances one placement's rollout by as much as its strategy allows.

@@ -32,6 +32,7 @@ import (
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
 	"github.com/fleetplane/fleetplane/controllers/common/predicates"
 	"github.com/fleetplane/fleetplane/controllers/scheduler/framework"
+	"github.com/fleetplane/fleetplane/metrics"
 	"github.com/fleetplane/fleetplane/workspaces/clients"
 	"github.com/fleetplane/fleetplane/workspaces/tenancy"
 )
@@ -60,7 +61,7 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 		Watches(k.NewBinding(), mchandler.EnqueueRequestsFromMapFunc(placements.ToPlacement), mcbuilder.WithPredicates(bindingGone{})).
 		Watches(&clusterv1beta1.MemberCluster{}, r.allPlacements(), append(fleetWide, mcbuilder.WithPredicates(schedulingRelevant{}))...).
 		Watches(&tenancyv1alpha1.ClusterGrant{}, r.allPlacements(), append(fleetWide, mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{}))...).
-		Complete(r)
+		Complete(metrics.Reconciler[mcreconcile.Request](r.Name(ControllerName), r))
 }
 
 // Reconcile runs one scheduling cycle for a placement.
@@ -87,18 +88,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		// The placement controller creates it; its creation triggers us.
 		return ctrl.Result{}, err
 	}
-	in, err := r.input(ctx, req.ClusterName, k, snap, bindings)
+	start := time.Now()
+	err = r.schedule(ctx, req.ClusterName, c, p, snap, bindings)
+	observeCycle(start, err)
+	return ctrl.Result{}, err
+}
+
+// schedule decides where the placement goes and records the decisions.
+func (r *Reconciler) schedule(ctx context.Context, clusterName string, c client.Client, p placementv1beta1.PlacementObj,
+	snap placementv1beta1.PolicySnapshotObj, bindings []placementv1beta1.BindingObj) error {
+	in, err := r.input(ctx, clusterName, placements.KeyOf(p), snap, bindings)
 	if err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
 	res, err := r.Framework.Schedule(ctx, in)
 	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("scheduling %s: %w", in.Placement, err)
+		return fmt.Errorf("scheduling %s: %w", in.Placement, err)
 	}
 	if err := r.persistBindings(ctx, c, p, snap, bindings, res); err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
-	return ctrl.Result{}, r.writeDecisions(ctx, c, snap, res)
+	return r.writeDecisions(ctx, c, snap, res)
 }
 
 // input gathers what the framework needs for one cycle.

@@ -31,6 +31,7 @@ import (
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
 	"github.com/fleetplane/fleetplane/controllers/common/predicates"
+	"github.com/fleetplane/fleetplane/metrics"
 	"github.com/fleetplane/fleetplane/workspaces/clients"
 )
 
@@ -65,7 +66,7 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 		// Bindings are independent (one binding is never reconciled twice
 		// at once): a placement's 100 bindings are written side by side.
 		WithOptions(controller.TypedOptions[mcreconcile.Request]{MaxConcurrentReconciles: Workers}).
-		Complete(r)
+		Complete(metrics.Reconciler[mcreconcile.Request](r.Name(ControllerName), r))
 }
 
 // unsyncedBindings enqueues, when a grant changes, the bindings whose Work

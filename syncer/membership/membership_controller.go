@@ -25,6 +25,7 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/metrics"
 	"github.com/fleetplane/fleetplane/syncer/properties"
 )
 
@@ -67,7 +68,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// A failed heartbeat (hub unreachable) is retried soon, not with the
 		// default backoff that grows to many minutes.
 		WithOptions(controller.Options{RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, 10*time.Second)}).
-		Complete(r)
+		Complete(metrics.Reconciler[reconcile.Request](ControllerName, r))
 }
 
 // events turns change signals into events for the member's own

@@ -28,6 +28,7 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/metrics"
 )
 
 // ControllerName names this controller in logs and events.
@@ -59,11 +60,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			MaxConcurrentReconciles: 4,
 			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, time.Minute),
 		}).
-		Build(r)
+		Build(metrics.Reconciler[reconcile.Request](ControllerName, r))
 	if err != nil {
 		return err
 	}
 	r.tracker = newTracker(c, r.Member, r.Hub, r.Namespace)
+	// Zero is reported too, so that rates work from the start.
+	workApplyErrors.WithLabelValues(r.MemberName)
 	return nil
 }
 
@@ -106,12 +109,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
+	start := time.Now()
+	manifests := decode(work)
+	err = r.apply(ctx, work, manifests)
+	r.observeApply(start, manifests, err)
+	return ctrl.Result{}, err
+}
+
+// apply applies the Work's manifests in waves, records what it applied in
+// the AppliedWork and reports the status to the hub.
+func (r *Reconciler) apply(ctx context.Context, work *placementv1beta1.Work, manifests []*manifest) error {
 	aw, err := r.ensureAppliedWork(ctx, work)
 	if err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
-
-	manifests := decode(work)
 	o := ownerOf(work)
 	a := &applier{member: r.Member.GetClient(), direct: r.Member.GetAPIReader(), appliedWork: ownerRef(aw), owner: o, strategy: strategyOf(work)}
 	for _, wave := range inWaves(manifests) {
@@ -119,27 +130,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			a.apply(ctx, m)
 			if m.live != nil && m.applied.ok {
 				if err := r.tracker.track(ctx, m.live.GroupVersionKind()); err != nil {
-					return ctrl.Result{}, err
+					return err
 				}
 			}
 			assessAvailability(m)
 		}
 	}
 	if err := r.removeStale(ctx, aw, o, manifests); err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
 	if err := r.recordApplied(ctx, aw, manifests); err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
 	if err := r.writeStatus(ctx, work, manifests); err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
 	if failed := countFailed(manifests); failed > 0 {
 		// Retried with backoff: a namespace or CRD may arrive later, a
 		// conflict may be resolved.
-		return ctrl.Result{}, fmt.Errorf("%d of %d manifests of Work %s could not be applied", failed, len(manifests), work.Name)
+		return fmt.Errorf("%d of %d manifests of Work %s could not be applied", failed, len(manifests), work.Name)
 	}
-	return ctrl.Result{}, nil
+	return nil
 }
 
 // joined tells whether the hub currently wants this member in the fleet.

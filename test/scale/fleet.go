@@ -44,22 +44,33 @@ func (f *fleet) in(path string) *rest.Config {
 // each runs fn for every member, parallel at a time, and returns the first
 // error.
 func (f *fleet) each(fn func(*member) error) error {
+	return parallelDo(len(f.members), func(i int) error {
+		if err := fn(f.members[i]); err != nil {
+			return fmt.Errorf("%s: %w", f.members[i].name, err)
+		}
+		return nil
+	})
+}
+
+// parallelDo runs fn(0..n-1), parallel at a time, and returns the first
+// error.
+func parallelDo(n int, fn func(int) error) error {
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
 		first error
 	)
 	sem := make(chan struct{}, parallel)
-	for _, m := range f.members {
+	for i := 0; i < n; i++ {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if err := fn(m); err != nil {
+			if err := fn(i); err != nil {
 				mu.Lock()
 				if first == nil {
-					first = fmt.Errorf("%s: %w", m.name, err)
+					first = err
 				}
 				mu.Unlock()
 			}
@@ -165,7 +176,7 @@ func (f *fleet) placements(ctx context.Context, res *results) error {
 	if err != nil {
 		return err
 	}
-	c, err := client.New(f.in(path), client.Options{Scheme: scheme})
+	c, err := client.NewWithWatch(f.in(path), client.Options{Scheme: scheme})
 	if err != nil {
 		return err
 	}
@@ -203,24 +214,31 @@ func (f *fleet) placements(ctx context.Context, res *results) error {
 	return nil
 }
 
-// timeToAvailable creates a placement and waits until it is Available.
-func timeToAvailable(ctx context.Context, c client.Client, crp *placementv1beta1.ClusterResourcePlacement) (time.Duration, error) {
+// timeToAvailable creates a placement and waits, watching it, until it is
+// Available.
+func timeToAvailable(ctx context.Context, c client.WithWatch, crp *placementv1beta1.ClusterResourcePlacement) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	w, err := c.Watch(ctx, &placementv1beta1.ClusterResourcePlacementList{}, client.MatchingFields{"metadata.name": crp.Name})
+	if err != nil {
+		return 0, err
+	}
+	defer w.Stop()
 	start := time.Now()
 	if err := c.Create(ctx, crp); err != nil {
 		return 0, err
 	}
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
-		got := &placementv1beta1.ClusterResourcePlacement{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(crp), got); err != nil {
-			return false, nil
+	for ev := range w.ResultChan() {
+		got, ok := ev.Object.(*placementv1beta1.ClusterResourcePlacement)
+		if !ok {
+			continue
 		}
 		a := meta.FindStatusCondition(got.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType))
-		return a != nil && a.Status == metav1.ConditionTrue && a.ObservedGeneration == got.Generation, nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("placement %s did not become Available: %w", crp.Name, err)
+		if a != nil && a.Status == metav1.ConditionTrue && a.ObservedGeneration == got.Generation {
+			return time.Since(start), nil
+		}
 	}
-	return time.Since(start), nil
+	return 0, fmt.Errorf("placement %s did not become Available: %w", crp.Name, context.Cause(ctx))
 }
 
 func deletePlacement(ctx context.Context, c client.Client, crp *placementv1beta1.ClusterResourcePlacement) error {

@@ -19,7 +19,6 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -40,6 +39,7 @@ func init() {
 
 type options struct {
 	members         int
+	realMembers     int
 	heartbeatSpread time.Duration
 	heartbeat       time.Duration
 	samples         int
@@ -52,6 +52,7 @@ type options struct {
 func main() {
 	o := options{}
 	flag.IntVar(&o.members, "members", 1000, "simulated member clusters")
+	flag.IntVar(&o.realMembers, "real-members", 0, "instead of simulated members, start this many real member clusters with their syncers (embedded hub only) and take the real-member figures")
 	flag.DurationVar(&o.heartbeatSpread, "heartbeat-spread", 60*time.Second, "the members' first heartbeats are spread over this long")
 	flag.DurationVar(&o.heartbeat, "heartbeat-period", 60*time.Second, "heartbeat period of every member")
 	flag.IntVar(&o.samples, "samples", 7, "placements timed for each placement figure")
@@ -75,52 +76,67 @@ func logf(format string, args ...any) {
 }
 
 func run(ctx context.Context, o options) error {
-	admin, hubPid, stopHub, err := hub(ctx, o)
+	h, dir, stopHub, err := hub(ctx, o)
 	if err != nil {
 		return err
 	}
 	defer stopHub()
-	// The simulated members stop before the hub does.
+	// The members stop before the hub does.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	f := &fleet{admin: admin, opts: o}
+	f := &fleet{admin: h.Admin, opts: o}
 	res := &results{}
+	if o.realMembers > 0 {
+		if h.Pid() == 0 {
+			return fmt.Errorf("--real-members needs the embedded hub: it joins local clusters with `kubectl fleet join --run`")
+		}
+		real := &realFleet{fleet: f, hub: h}
+		defer real.stop()
+		if err := real.start(ctx, dir, o.realMembers); err != nil {
+			return err
+		}
+		if err := real.measure(ctx, res); err != nil {
+			return err
+		}
+		return res.write(o.out)
+	}
 	if err := f.join(ctx, res); err != nil {
 		return err
 	}
 	if err := f.placements(ctx, res); err != nil {
 		return err
 	}
-	if hubPid != 0 {
-		if rss, err := rssOf(hubPid); err == nil {
+	if pid := h.Pid(); pid != 0 {
+		if rss, err := rssOf(pid); err == nil {
 			res.add("hub_rss", float64(rss)/1e6, "MB", "2300 (KubeFleet, 16 cores)", fmt.Sprintf("after %d placements over %d members", o.samples, o.members))
 		}
 	}
 	return res.write(o.out)
 }
 
-// hub returns an admin config for the kcp base URL of the hub under test,
-// the hub's process id when it runs here (for its memory), and how to stop it.
-func hub(ctx context.Context, o options) (*rest.Config, int, func(), error) {
+// hub returns the hub under test (its Admin config is for the kcp base
+// URL; Pid is 0 for an external hub), the state directory of an embedded
+// one, and how to stop it.
+func hub(ctx context.Context, o options) (*framework.Hub, string, func(), error) {
 	if o.kubeconfig != "" {
 		cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
 		if err != nil {
-			return nil, 0, nil, err
+			return nil, "", nil, err
 		}
 		cfg.Host = framework.BaseURL(cfg.Host)
-		return cfg, 0, func() {}, nil
+		return &framework.Hub{Admin: cfg}, "", func() {}, nil
 	}
 	dir := o.dir
 	if dir == "" {
 		var err error
 		if dir, err = os.MkdirTemp("", "fleet-scale-"); err != nil {
-			return nil, 0, nil, err
+			return nil, "", nil, err
 		}
 	}
 	logf("starting the hub (state in %s)", dir)
 	h, err := framework.StartHub(ctx, framework.HubOptions{RootDir: filepath.Join(dir, "hub")})
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, "", nil, err
 	}
-	return h.Admin, h.Pid(), func() { _ = h.Stop() }, nil
+	return h, dir, func() { _ = h.Stop() }, nil
 }

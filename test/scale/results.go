@@ -75,3 +75,25 @@ func rssOf(pid int) (int64, error) {
 	}
 	return 0, fmt.Errorf("no VmRSS for process %d", pid)
 }
+
+// cpuSecondsOf reads the CPU time (user and system) a process has used.
+func cpuSecondsOf(pid int) (float64, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command name, which is in parentheses and may
+	// contain spaces; utime and stime are the 14th and 15th of the line.
+	rest := string(raw[strings.LastIndexByte(string(raw), ')')+2:])
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat: %s", pid, raw)
+	}
+	utime, err1 := strconv.ParseFloat(f[11], 64)
+	stime, err2 := strconv.ParseFloat(f[12], 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat: %s", pid, raw)
+	}
+	// Clock ticks: 100 per second on Linux.
+	return (utime + stime) / 100, nil
+}

@@ -12,7 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
+	"github.com/fleetplane/fleetplane/metrics"
 	"github.com/fleetplane/fleetplane/workspaces/bootstrap"
 	"github.com/fleetplane/fleetplane/workspaces/server"
 )
@@ -53,6 +55,7 @@ Stop the hub with Ctrl-C; its state survives a restart.
 func newStartCommand() *cobra.Command {
 	opts := server.DefaultOptions()
 	ctrlOpts := defaultControllerOptions()
+	metricsOpts := metrics.ServerOptions{BindAddress: ":8080"}
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Start the hub and bootstrap the fleet workspaces",
@@ -64,6 +67,9 @@ a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconf
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
+			if _, err := metrics.Serve(ctx, metricsOpts, klog.FromContext(ctx).WithName("metrics"), controllerWorkqueues{}); err != nil {
+				return err
+			}
 			return server.Run(ctx, opts, func(ctx context.Context, loopback *rest.Config) error {
 				if err := bootstrap.Run(ctx, loopback); err != nil {
 					return err
@@ -88,6 +94,7 @@ a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconf
 	f.StringSliceVar(&ctrlOpts.TeamReservedNamespaces, "team-reserved-namespaces", nil, "member namespaces (patterns such as platform-*) that team workspaces may never place into, besides default, kube-*, fleet-* and kcp-*")
 	f.DurationVar(&ctrlOpts.ForceDeleteWait, "force-delete-wait-time", ctrlOpts.ForceDeleteWait, "how long removing a member cluster waits for its syncer to confirm before its hub state is deleted anyway")
 	f.BoolVar(&opts.AdmissionWebhooks, "admission-webhooks", opts.AdmissionWebhooks, "call the admission webhooks workspaces configure (off by default: with kcp v0.28.1 it costs about a third of the hub's CPU under load; see docs/hub.md)")
+	metricsOpts.AddFlags(f)
 	f.IntVarP(&opts.LogVerbosity, "v", "v", opts.LogVerbosity, "log verbosity")
 	return cmd
 }

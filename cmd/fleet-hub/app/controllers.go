@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 
@@ -35,6 +36,7 @@ import (
 	"github.com/fleetplane/fleetplane/controllers/scheduler"
 	"github.com/fleetplane/fleetplane/controllers/scheduler/profile"
 	"github.com/fleetplane/fleetplane/controllers/workgenerator"
+	"github.com/fleetplane/fleetplane/metrics"
 	"github.com/fleetplane/fleetplane/workspaces/clients"
 )
 
@@ -78,6 +80,8 @@ func startControllers(ctx context.Context, loopback *rest.Config, opts controlle
 	}
 	logger := klog.FromContext(ctx).WithName("controllers")
 	ctrl.SetLogger(logger)
+	loopback = rest.CopyConfig(loopback)
+	metrics.CountRequests(loopback, "hub")
 	fleetCfg := rest.CopyConfig(loopback)
 	fleetCfg.Host += logicalcluster.NewPath(fleetconfig.Path).RequestPath()
 	mgr, err := ctrl.NewManager(fleetCfg, ctrl.Options{
@@ -135,6 +139,7 @@ func setupControllers(mgr mcmanager.Manager, workspaces *clients.Factory, opts c
 	if err := mc.SetupWithManager(local); err != nil {
 		return err
 	}
+	ctrlmetrics.Registry.MustRegister(&membercluster.HeartbeatCollector{Reader: local.GetCache(), Clock: mc.Clock})
 	if err := (&clustergrant.Reconciler{Client: local.GetClient()}).SetupWithManager(local); err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func syncerBinary() (string, error) {
 
 // startLocalSyncer runs fleet-syncer in the background, detached from this
 // command, replacing a syncer started earlier for the same member.
-func startLocalSyncer(stateDir, name, memberKubeconfig string, hubKubeconfig []byte) error {
+func startLocalSyncer(stateDir, name, memberKubeconfig string, hubKubeconfig []byte, metricsAddress string) error {
 	bin, err := syncerBinary()
 	if err != nil {
 		return err
@@ -70,7 +70,8 @@ func startLocalSyncer(stateDir, name, memberKubeconfig string, hubKubeconfig []b
 		return err
 	}
 	defer log.Close()
-	cmd := exec.Command(bin, "--hub-kubeconfig", hubPath, "--member-kubeconfig", memberPath, "--member-name", name)
+	cmd := exec.Command(bin, "--hub-kubeconfig", hubPath, "--member-kubeconfig", memberPath, "--member-name", name,
+		"--metrics-bind-address", metricsAddress)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

@@ -65,6 +65,9 @@ spec:
         args:
         - --hub-kubeconfig=/etc/fleet/hub/kubeconfig
         - --member-name={{ .Name }}
+        ports:
+        - name: metrics
+          containerPort: 8090
         volumeMounts:
         - name: hub
           mountPath: /etc/fleet/hub

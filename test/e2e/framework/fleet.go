@@ -29,7 +29,13 @@ type Member struct {
 	Cluster *localcluster.Cluster
 	// StateDir is join's --state-dir: the syncer's kubeconfig, log and pid.
 	StateDir string
+	// MetricsAddress is where its syncer serves metrics (host:port); Join
+	// picks a free port when it is empty.
+	MetricsAddress string
 }
+
+// MetricsURL is where m's syncer serves its Prometheus metrics.
+func (m *Member) MetricsURL() string { return "http://" + m.MetricsAddress + "/metrics" }
 
 // MemberSpec describes a member to start and join.
 type MemberSpec struct {
@@ -71,8 +77,15 @@ func (h *Hub) StartMembers(ctx context.Context, dir string, specs []MemberSpec) 
 
 // Join runs `kubectl fleet join --run` for m.
 func (h *Hub) Join(ctx context.Context, m *Member) error {
+	if m.MetricsAddress == "" {
+		ports, err := FreePorts(1)
+		if err != nil {
+			return err
+		}
+		m.MetricsAddress = "127.0.0.1:" + strconv.Itoa(ports[0])
+	}
 	args := []string{"join", m.Name, "--member-kubeconfig", m.Cluster.KubeconfigPath, "--run",
-		"--state-dir", m.StateDir, "--heartbeat-period-seconds", "5"}
+		"--state-dir", m.StateDir, "--heartbeat-period-seconds", "5", "--metrics-bind-address", m.MetricsAddress}
 	if len(m.Labels) > 0 {
 		args = append(args, "--labels", joinLabels(m.Labels))
 	}
@@ -150,13 +163,18 @@ func (m *Member) SyncerHubKubeconfig() string {
 	return filepath.Join(m.StateDir, m.Name, "hub.kubeconfig")
 }
 
-// StopSyncer kills m's syncer, as if the member lost its agent.
-func (m *Member) StopSyncer() error {
+// SyncerPid is the process id of m's syncer, as join --run recorded it.
+func (m *Member) SyncerPid() (int, error) {
 	raw, err := os.ReadFile(filepath.Join(m.StateDir, m.Name, "syncer.pid"))
 	if err != nil {
-		return err
+		return 0, err
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	return strconv.Atoi(strings.TrimSpace(string(raw)))
+}
+
+// StopSyncer kills m's syncer, as if the member lost its agent.
+func (m *Member) StopSyncer() error {
+	pid, err := m.SyncerPid()
 	if err != nil {
 		return err
 	}
@@ -178,7 +196,7 @@ func (m *Member) StartExtraSyncer(logPath string) (*exec.Cmd, error) {
 	}
 	defer log.Close()
 	cmd := exec.Command(filepath.Join(BinDir(), "fleet-syncer"), "--hub-kubeconfig", m.SyncerHubKubeconfig(),
-		"--member-kubeconfig", m.Cluster.KubeconfigPath, "--member-name", m.Name)
+		"--member-kubeconfig", m.Cluster.KubeconfigPath, "--member-name", m.Name, "--metrics-bind-address", "0")
 	cmd.Stdout, cmd.Stderr = log, log
 	return cmd, cmd.Start()
 }

@@ -52,9 +52,11 @@ type Hub struct {
 	opts     HubOptions
 	port     int
 	etcdPort int
-	cmd      *exec.Cmd
-	exited   chan error
-	LogPath  string
+	// metricsPort serves the hub's /metrics (and pprof) on loopback.
+	metricsPort int
+	cmd         *exec.Cmd
+	exited      chan error
+	LogPath     string
 	// Admin is an admin config for the kcp base URL (no workspace path).
 	Admin *rest.Config
 }
@@ -71,11 +73,11 @@ func StartHub(ctx context.Context, opts HubOptions) (*Hub, error) {
 
 // LaunchHub starts fleet-hub on free ports without waiting for it.
 func LaunchHub(opts HubOptions) (*Hub, error) {
-	ports, err := FreePorts(3)
+	ports, err := FreePorts(4)
 	if err != nil {
 		return nil, err
 	}
-	h := &Hub{opts: opts, port: ports[0], etcdPort: ports[1], LogPath: filepath.Join(opts.RootDir, "hub.log")}
+	h := &Hub{opts: opts, port: ports[0], etcdPort: ports[1], metricsPort: ports[3], LogPath: filepath.Join(opts.RootDir, "hub.log")}
 	if opts.Port != 0 {
 		h.port = opts.Port
 	}
@@ -91,6 +93,7 @@ func (h *Hub) launch(peerPort int) error {
 		"--secure-port", strconv.Itoa(h.port),
 		"--embedded-etcd-client-port", strconv.Itoa(h.etcdPort),
 		"--embedded-etcd-peer-port", strconv.Itoa(peerPort),
+		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(h.metricsPort), "--profiling",
 	}
 	for _, s := range h.opts.EtcdServers {
 		args = append(args, "--etcd-servers", s)
@@ -123,6 +126,12 @@ func (h *Hub) Pid() int {
 		return 0
 	}
 	return h.cmd.Process.Pid
+}
+
+// MetricsURL is where the hub serves its Prometheus metrics; pprof is under
+// /debug/pprof/ next to it.
+func (h *Hub) MetricsURL() string {
+	return "http://127.0.0.1:" + strconv.Itoa(h.metricsPort) + "/metrics"
 }
 
 // KubeconfigPath is the admin kubeconfig the hub writes.
