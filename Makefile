@@ -97,12 +97,14 @@ clean:
 	rm -rf $(BIN) _output
 
 ## bench: performance benchmarks: the scheduler (one PickN(100) decision over
-## 1,000 member clusters with affinity and topology spread; target p99 <= 20ms)
-## and a 300-member pass of the scale harness
-bench: build
+## 1,000 member clusters with affinity and topology spread; target p99 <= 20ms),
+## a 300-member pass of the scale harness and the figures of 3 real members
+## (test/scale --real-members 3); results and profiles in _output/
+bench: build cluster-bins
 	$(GO) test ./controllers/scheduler/framework/ -run '^$$' -bench . -benchtime 3s -benchmem
 	mkdir -p _output
-	FLEET_BIN_DIR=$(BIN) $(GO) run ./test/scale --members 300 --heartbeat-spread 20s --out $(CURDIR)/_output/scale-300.json
+	FLEET_BIN_DIR=$(BIN) $(GO) run ./test/scale --members 300 --heartbeat-spread 20s --out $(CURDIR)/_output/scale-300.json --profile-dir $(CURDIR)/_output
+	FLEET_BIN_DIR=$(BIN) $(GO) run ./test/scale --real-members 3 --out $(CURDIR)/_output/scale-real3.json --profile-dir $(CURDIR)/_output
 
 ## bench-scale: the scale harness at 1,000 simulated members (test/scale;
 ## SCALE_ARGS adds flags, e.g. --hub-kubeconfig FILE for an external hub)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -46,10 +47,24 @@ type applier struct {
 	appliedWork metav1.OwnerReference
 	owner       owner
 	strategy    placementv1beta1.ApplyStrategy
+
+	// The manifests of a wave are applied concurrently; mu guards the maps.
+	mu sync.Mutex
 	// failedNamespaces are the Namespaces of this Work that could not be
 	// applied: nothing of the Work lands in them (the namespace may be
 	// another placement's).
 	failedNamespaces map[string]applyOutcome
+	// namespaceVerdicts are the namespaceAllowed answers of the current
+	// wave: a namespace is read once per wave, not once per object in it.
+	namespaceVerdicts map[string]applyOutcome
+}
+
+// startWave forgets the namespace verdicts of the previous wave: it may
+// have created the namespaces.
+func (a *applier) startWave() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.namespaceVerdicts = map[string]applyOutcome{}
 }
 
 // apply applies one manifest: find the live object, decide whether this
@@ -71,7 +86,7 @@ func (a *applier) apply(ctx context.Context, m *manifest) {
 		m.fail(reason, msg)
 		return
 	}
-	if failed, ok := a.failedNamespaces[m.obj.GetNamespace()]; ok && !clusterScoped {
+	if failed, ok := a.failedNamespace(m.obj.GetNamespace()); ok && !clusterScoped {
 		m.fail(failed.reason, fmt.Sprintf("namespace %s of this placement was not applied: %s", m.obj.GetNamespace(), failed.message))
 		return
 	}
@@ -123,19 +138,44 @@ func (a *applier) recordNamespace(m *manifest) {
 	if m.applied.ok {
 		return
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if a.failedNamespaces == nil {
 		a.failedNamespaces = map[string]applyOutcome{}
 	}
 	a.failedNamespaces[m.obj.GetName()] = m.applied
 }
 
+func (a *applier) failedNamespace(name string) (applyOutcome, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	failed, ok := a.failedNamespaces[name]
+	return failed, ok
+}
+
 // namespaceAllowed holds a team Work to namespaces of its own workspace,
-// read from the API server: the cache may not have seen a namespace that
-// another workspace just created.
+// read from the API server once per wave: the cache may not have seen a
+// namespace that another workspace just created.
 func (a *applier) namespaceAllowed(ctx context.Context, name string) (string, string, bool) {
 	if !a.owner.tenant {
 		return "", "", true
 	}
+	a.mu.Lock()
+	v, ok := a.namespaceVerdicts[name]
+	a.mu.Unlock()
+	if ok {
+		return v.reason, v.message, v.ok
+	}
+	reason, message, allowed := a.readNamespace(ctx, name)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.namespaceVerdicts != nil {
+		a.namespaceVerdicts[name] = applyOutcome{ok: allowed, reason: reason, message: message}
+	}
+	return reason, message, allowed
+}
+
+func (a *applier) readNamespace(ctx context.Context, name string) (string, string, bool) {
 	ns := &unstructured.Unstructured{}
 	ns.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"})
 	err := a.direct.Get(ctx, client.ObjectKey{Name: name}, ns)

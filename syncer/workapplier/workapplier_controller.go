@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -126,14 +127,8 @@ func (r *Reconciler) apply(ctx context.Context, work *placementv1beta1.Work, man
 	o := ownerOf(work)
 	a := &applier{member: r.Member.GetClient(), direct: r.Member.GetAPIReader(), appliedWork: ownerRef(aw), owner: o, strategy: strategyOf(work)}
 	for _, wave := range inWaves(manifests) {
-		for _, m := range wave {
-			a.apply(ctx, m)
-			if m.live != nil && m.applied.ok {
-				if err := r.tracker.track(ctx, m.live.GroupVersionKind()); err != nil {
-					return err
-				}
-			}
-			assessAvailability(m)
+		if err := r.applyWave(ctx, a, wave); err != nil {
+			return err
 		}
 	}
 	if err := r.removeStale(ctx, aw, o, manifests); err != nil {
@@ -151,6 +146,30 @@ func (r *Reconciler) apply(ctx context.Context, work *placementv1beta1.Work, man
 		return fmt.Errorf("%d of %d manifests of Work %s could not be applied", failed, len(manifests), work.Name)
 	}
 	return nil
+}
+
+// applyParallelism is how many manifests of a wave are applied at once.
+const applyParallelism = 8
+
+// applyWave applies the manifests of one wave, which do not depend on each
+// other, a few at a time.
+func (r *Reconciler) applyWave(ctx context.Context, a *applier, wave []*manifest) error {
+	a.startWave()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(applyParallelism)
+	for _, m := range wave {
+		g.Go(func() error {
+			a.apply(gctx, m)
+			if m.live != nil && m.applied.ok {
+				if err := r.tracker.track(gctx, m.live.GroupVersionKind()); err != nil {
+					return err
+				}
+			}
+			assessAvailability(m)
+			return nil
+		})
+	}
+	return g.Wait()
 }
 
 // joined tells whether the hub currently wants this member in the fleet.

@@ -31,6 +31,7 @@ type fleet struct {
 	admin   *rest.Config
 	opts    options
 	members []*member
+	prof    *profiler
 }
 
 // in returns an admin config for the workspace at path.
@@ -190,6 +191,7 @@ func (f *fleet) placements(ctx context.Context, res *results) error {
 		}
 	}
 	var took []time.Duration
+	profiled := f.prof.cpu(ctx, fmt.Sprintf("pickn%d", f.opts.pick), 30*time.Second)
 	for i := 0; i < f.opts.samples; i++ {
 		crp := &placementv1beta1.ClusterResourcePlacement{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pickn-%d", i)},
@@ -208,6 +210,8 @@ func (f *fleet) placements(ctx context.Context, res *results) error {
 			return err
 		}
 	}
+	profiled()
+	f.prof.heap(ctx, fmt.Sprintf("pickn%d", f.opts.pick))
 	res.durations(fmt.Sprintf("pickn%d_available", f.opts.pick), took,
 		map[string]string{"p50": "5.2 (16 cores)", "max": "7.3 (16 cores)"},
 		fmt.Sprintf("of %d members, n=%d", f.opts.members, f.opts.samples))

@@ -47,6 +47,7 @@ type options struct {
 	kubeconfig      string
 	out             string
 	dir             string
+	profileDir      string
 }
 
 func main() {
@@ -60,6 +61,7 @@ func main() {
 	flag.StringVar(&o.kubeconfig, "hub-kubeconfig", "", "admin kubeconfig of an external hub; empty starts an embedded hub (bin/fleet-hub)")
 	flag.StringVar(&o.out, "out", "scale-results.json", "where the figures are written as JSON")
 	flag.StringVar(&o.dir, "dir", "", "state directory of an embedded hub; empty makes a temporary one")
+	flag.StringVar(&o.profileDir, "profile-dir", "", "write CPU and heap profiles of the embedded hub during the timed placements into this directory")
 	flag.Parse()
 
 	ctrl.SetLogger(logr.Discard())
@@ -84,7 +86,7 @@ func run(ctx context.Context, o options) error {
 	// The members stop before the hub does.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	f := &fleet{admin: h.Admin, opts: o}
+	f := &fleet{admin: h.Admin, opts: o, prof: &profiler{hub: h, dir: o.profileDir}}
 	res := &results{}
 	if o.realMembers > 0 {
 		if h.Pid() == 0 {

@@ -62,7 +62,7 @@ func (f *realFleet) stop() {
 
 // measure takes the real-member figures.
 func (f *realFleet) measure(ctx context.Context, res *results) error {
-	for _, step := range []func(context.Context, *results) error{f.createToAvailable, f.changeToMembers, f.syncerThroughput, f.idle} {
+	for _, step := range []func(context.Context, *results) error{f.createToAvailable, f.changeToMembers, f.idle, f.syncerThroughput} {
 		if err := step(ctx, res); err != nil {
 			return err
 		}
@@ -251,8 +251,8 @@ func (f *realFleet) applied() (applyTotals, error) {
 	return t, nil
 }
 
-// idle measures the hub and the syncers at rest, with the placements above
-// in place.
+// idle measures the hub and the syncers at rest, with the small placements
+// above in place (before the bulk one).
 func (f *realFleet) idle(ctx context.Context, res *results) error {
 	const settle, window = 30 * time.Second, time.Minute
 	logf("letting the fleet settle for %s, then measuring the idle hub for %s", settle, window)
@@ -279,6 +279,7 @@ func (f *realFleet) idle(ctx context.Context, res *results) error {
 	if err != nil {
 		return err
 	}
+	f.prof.heap(ctx, "idle")
 	res.add("idle_hub_cpu", (cpu1-cpu0)*float64(time.Minute)/float64(window), "s/min", "1.7 (this machine)", "target <= 2")
 	res.add("idle_hub_rss", float64(rss)/1e6, "MB", "660 (this machine)", "target <= 600")
 	var most int64
