@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kcp-dev/logicalcluster/v3"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -46,8 +47,14 @@ type Reconciler struct {
 	// not touch (TeamReservedNamespaces and the hub's additions).
 	TeamReservedNamespaces []string
 	placements.Scope
+	// ResourceEpochs, if set, tells when a workspace's placeable objects
+	// changed (resourcechange.Detector.Epoch); selections are then reused
+	// while nothing changed.
+	ResourceEpochs func(logicalcluster.Name) (uint64, bool)
 
-	rollouts rolloutClock
+	rollouts     rolloutClock
+	selections   selections
+	statusWrites statusWrites
 }
 
 // SetupWithManager registers the controller for its placement kind.
@@ -82,6 +89,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	if err != nil || p == nil {
 		if p == nil && err == nil {
 			r.rollouts.forget(req.String())
+			r.selections.forget(req.String())
+			r.statusWrites.forget(req.String())
 		}
 		return ctrl.Result{}, err
 	}
@@ -100,17 +109,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		}
 	}
 
-	objs, err := r.selectResources(ctx, ws, p)
+	sel, resourceSnap, err := r.snapshotResources(ctx, c, ws, p, req)
 	if errors.Is(err, errInvalidSelectors) {
 		recorder.Event(p, "Warning", placementv1beta1.InvalidResourceSelectorsReason, err.Error())
 		return ctrl.Result{}, r.writeStatus(ctx, c, p, invalidSelectorsStatus(p, err))
 	}
 	if err != nil {
 		return ctrl.Result{}, err
-	}
-	resourceSnap, err := r.ensureResourceSnapshot(ctx, c, p, objs)
-	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("snapshotting the selected resources of %s: %w", k, err)
 	}
 	policySnap, err := r.ensurePolicySnapshot(ctx, c, p)
 	if err != nil {
@@ -120,11 +125,67 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	status := buildStatus(p, selectedResources(objs), resourceSnap, policySnap, bindings)
+	status := buildStatus(p, sel.selected, resourceSnap, policySnap, bindings)
 	syncNamespaceStatus(ctx, c, p, &status)
 	emitEvents(recorder, p, status)
-	r.rollouts.observe(req.String(), conditionPrefix(p), p, &status, time.Now())
-	return ctrl.Result{}, r.writeStatus(ctx, c, p, status)
+	now := time.Now()
+	r.rollouts.observe(req.String(), conditionPrefix(p), p, &status, now)
+	return r.writeProgress(ctx, c, p, status, req.String(), now)
+}
+
+// writeProgress writes the status if it changed, holding back writes that
+// only report the clusters' progress to one per progressInterval; a held
+// back status is written by the reconcile it asks for.
+func (r *Reconciler) writeProgress(ctx context.Context, c client.Client, p placementv1beta1.PlacementObj, status placementv1beta1.PlacementStatus,
+	key string, now time.Time) (ctrl.Result, error) {
+	if equality.Semantic.DeepEqual(*p.GetPlacementStatus(), status) {
+		return ctrl.Result{}, nil
+	}
+	if onlyProgress(p.GetPlacementStatus(), &status) {
+		if wait := r.statusWrites.wait(key, now); wait > 0 {
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
+	}
+	if err := r.writeStatus(ctx, c, p, status); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.statusWrites.wrote(key, now)
+	return ctrl.Result{}, nil
+}
+
+// snapshotResources resolves what the placement selects and makes sure its
+// latest resource snapshot holds that; the last selection is reused while
+// it holds (see selections).
+func (r *Reconciler) snapshotResources(ctx context.Context, c client.Client, ws *clients.Workspace, p placementv1beta1.PlacementObj,
+	req mcreconcile.Request) (selection, placementv1beta1.ResourceSnapshotObj, error) {
+	k := placements.KeyOf(p)
+	// Read before selecting: a change after this read makes the next
+	// reconcile select again.
+	var epoch uint64
+	tracked := false
+	if r.ResourceEpochs != nil {
+		epoch, tracked = r.ResourceEpochs(logicalcluster.Name(req.ClusterName))
+	}
+	if sel, ok := r.selections.get(req.String(), p, epoch); ok && tracked {
+		snap, err := reusedSnapshot(ctx, c, k, sel)
+		if err != nil || snap != nil {
+			return sel, snap, err
+		}
+	}
+	objs, err := r.selectResources(ctx, ws, p)
+	if err != nil {
+		return selection{}, nil, err
+	}
+	snap, err := r.ensureResourceSnapshot(ctx, c, p, objs)
+	if err != nil {
+		return selection{}, nil, fmt.Errorf("snapshotting the selected resources of %s: %w", k, err)
+	}
+	sel := selection{uid: p.GetUID(), generation: p.GetGeneration(), epoch: epoch,
+		hash: snap.GetAnnotations()[placementv1beta1.ResourceGroupHashAnnotation], selected: selectedResources(objs)}
+	if tracked {
+		r.selections.put(req.String(), sel)
+	}
+	return sel, snap, nil
 }
 
 // selectResources resolves the placement's selectors, and holds a team

@@ -9,6 +9,8 @@ package resourcechange
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
@@ -61,6 +63,34 @@ type Detector struct {
 	// apisChanged is told when a workspace's own CRDs change, so that
 	// cached discovery of its APIs is refreshed.
 	apisChanged func(logicalcluster.Name)
+
+	// epochs counts the changes of placeable objects seen per workspace,
+	// once the watches have synced.
+	epochMu sync.Mutex
+	epochs  map[logicalcluster.Name]uint64
+	synced  atomic.Bool
+}
+
+// Epoch is a number that changes whenever a placeable object of workspace
+// ws changes; ok is false until every watch has synced (changes may then
+// go unseen). A placement whose workspace's epoch has not changed selects
+// the same objects as before.
+func (d *Detector) Epoch(ws logicalcluster.Name) (epoch uint64, ok bool) {
+	if !d.synced.Load() {
+		return 0, false
+	}
+	d.epochMu.Lock()
+	defer d.epochMu.Unlock()
+	return d.epochs[ws], true
+}
+
+func (d *Detector) bumpEpoch(ws logicalcluster.Name) {
+	d.epochMu.Lock()
+	defer d.epochMu.Unlock()
+	if d.epochs == nil {
+		d.epochs = map[logicalcluster.Name]uint64{}
+	}
+	d.epochs[ws]++
 }
 
 // New returns a detector; Start runs it.
@@ -118,11 +148,14 @@ func (d *Detector) Start(ctx context.Context, loopback *rest.Config, fleet clien
 	}
 	factory.Start(ctx.Done())
 	go func() {
+		synced := true
 		for gvr, ok := range factory.WaitForCacheSync(ctx.Done()) {
 			if !ok {
+				synced = false
 				klog.FromContext(ctx).Info("watch did not sync", "resource", gvr)
 			}
 		}
+		d.synced.Store(synced)
 	}()
 	return nil
 }
@@ -178,6 +211,8 @@ func (d *Detector) changedIn(ws logicalcluster.Name, obj any) {
 	if !ok {
 		return
 	}
+	// Before the placements are told, so that they see the new epoch.
+	d.bumpEpoch(ws)
 	ctx := context.Background()
 	for _, namespaced := range []bool{false, true} {
 		for _, p := range d.placementsIn(ctx, ws, namespaced) {

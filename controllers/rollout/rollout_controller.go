@@ -96,8 +96,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		return ctrl.Result{}, err
 	}
 	for _, b := range plan.current {
-		// Kept true even if another writer raced with the first report.
-		if err := markRolloutStarted(ctx, c, b, metav1.ConditionTrue, placementv1beta1.RolloutStartedReason, rolloutStartedMessage(latest.GetName())); err != nil {
+		// The work generator reports a bound binding's rollout started, in
+		// the status write it makes anyway; only a "waiting" this
+		// controller reported earlier for the same generation is undone here.
+		if !waitingReported(b) {
+			continue
+		}
+		if err := markRolloutStarted(ctx, c, b, metav1.ConditionTrue, placementv1beta1.RolloutStartedReason, placements.RolloutStartedMessage(latest.GetName())); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -110,7 +115,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	return ctrl.Result{RequeueAfter: plan.recheck}, nil
 }
 
-// bind moves a binding to the latest resource snapshot and strategy.
+// bind moves a binding to the latest resource snapshot and strategy; the
+// work generator then reports the rollout started, with the Work.
 func (r *Reconciler) bind(ctx context.Context, c client.Client, p placementv1beta1.PlacementObj, b placementv1beta1.BindingObj, snapshot string) error {
 	spec := b.GetBindingSpec().DeepCopy()
 	spec.State = placementv1beta1.BindingStateBound
@@ -120,11 +126,14 @@ func (r *Reconciler) bind(ctx context.Context, c client.Client, p placementv1bet
 	if err := c.Update(ctx, b); err != nil {
 		return fmt.Errorf("rolling %s out to %s: %w", snapshot, spec.TargetCluster, err)
 	}
-	return markRolloutStarted(ctx, c, b, metav1.ConditionTrue, placementv1beta1.RolloutStartedReason, rolloutStartedMessage(snapshot))
+	return nil
 }
 
-func rolloutStartedMessage(snapshot string) string {
-	return fmt.Sprintf("Detected the new changes on the resources and started the rollout process, resourceSnapshotName: %s", snapshot)
+// waitingReported tells whether this controller reported the binding's
+// rollout as waiting, for its current generation.
+func waitingReported(b placementv1beta1.BindingObj) bool {
+	c := meta.FindStatusCondition(b.GetBindingStatus().Conditions, string(placementv1beta1.ResourceBindingRolloutStarted))
+	return c != nil && c.ObservedGeneration == b.GetGeneration() && c.Status == metav1.ConditionFalse
 }
 
 func markRolloutStarted(ctx context.Context, c client.Client, b placementv1beta1.BindingObj, status metav1.ConditionStatus, reason, msg string) error {

@@ -171,6 +171,9 @@ func (r *Reconciler) persistBindings(ctx context.Context, c client.Client, p pla
 		b := k.NewBinding()
 		b.SetName(bindingName(p.GetName(), d.ClusterName))
 		b.SetLabels(map[string]string{placementv1beta1.PlacementTrackingLabel: p.GetName()})
+		// Created with the work generator's finalizer: it would otherwise
+		// write every new binding once just to add it (racing the rollout).
+		b.SetFinalizers([]string{placementv1beta1.WorkFinalizer})
 		b.SetBindingSpec(placementv1beta1.ResourceBindingSpec{
 			State: placementv1beta1.BindingStateScheduled, TargetCluster: d.ClusterName,
 			SchedulingPolicySnapshotName: snap.GetName(), ClusterDecision: d,

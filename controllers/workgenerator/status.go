@@ -9,19 +9,26 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/controllers/common/placements"
 )
 
 // maxFailedPlacements caps the failed resources listed on a binding.
 const maxFailedPlacements = 100
 
 // bindingStatus derives the binding's Overridden, WorkSynchronized, Applied
-// and Available conditions from its Works; RolloutStarted belongs to the
-// rollout and is kept.
+// and Available conditions from its Works. RolloutStarted is the rollout's:
+// a bound binding the rollout has not reported on for this generation
+// (it reports only when the rollout waits) has its rollout started, which is
+// reported here with the rest rather than in a write of its own.
 func bindingStatus(b placementv1beta1.BindingObj, works []placementv1beta1.Work, syncErr error) placementv1beta1.ResourceBindingStatus {
 	gen := b.GetGeneration()
 	st := placementv1beta1.ResourceBindingStatus{Conditions: append([]metav1.Condition(nil), b.GetBindingStatus().Conditions...)}
 	set := func(t placementv1beta1.ResourceBindingConditionType, status metav1.ConditionStatus, reason, msg string) {
 		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: string(t), Status: status, Reason: reason, Message: msg, ObservedGeneration: gen})
+	}
+	spec := b.GetBindingSpec()
+	if c := meta.FindStatusCondition(st.Conditions, string(placementv1beta1.ResourceBindingRolloutStarted)); spec.State == placementv1beta1.BindingStateBound && (c == nil || c.ObservedGeneration != gen) {
+		set(placementv1beta1.ResourceBindingRolloutStarted, metav1.ConditionTrue, placementv1beta1.RolloutStartedReason, placements.RolloutStartedMessage(spec.ResourceSnapshotName))
 	}
 	remove := func(types ...placementv1beta1.ResourceBindingConditionType) {
 		for _, t := range types {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -68,4 +69,53 @@ func (p *profiler) fetch(ctx context.Context, file, query string) {
 		return
 	}
 	logf("profile written: %s (go tool pprof -top %s)", path, path)
+}
+
+// requestCounts reads the hub's API requests per controller and method.
+func (p *profiler) requestCounts() map[string]float64 {
+	if p == nil || p.hub.Pid() == 0 {
+		return nil
+	}
+	m, err := framework.Scrape(p.hub.MetricsURL())
+	if err != nil {
+		logf("scraping the hub: %v", err)
+		return nil
+	}
+	out := map[string]float64{}
+	if fam, ok := m["fleet_api_requests_total"]; ok {
+		for _, s := range fam.Metric {
+			var controller, method string
+			for _, l := range s.Label {
+				switch l.GetName() {
+				case "controller":
+					controller = l.GetValue()
+				case "method":
+					method = l.GetValue() + method
+				case "code":
+					if !strings.HasPrefix(l.GetValue(), "2") {
+						method += " " + l.GetValue()
+					}
+				}
+			}
+			if controller == "" {
+				controller = "(informers)"
+			}
+			out[controller+" "+method] += s.Counter.GetValue()
+		}
+	}
+	return out
+}
+
+// logRequests logs the requests made between two counts, per placement.
+func logRequests(before, after map[string]float64, placements int) {
+	keys := make([]string, 0, len(after))
+	for k := range after {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if d := after[k] - before[k]; d > 0 {
+			logf("hub API requests per placement: %-40s %8.1f", k, d/float64(placements))
+		}
+	}
 }

@@ -146,7 +146,7 @@ func setupControllers(mgr mcmanager.Manager, workspaces *clients.Factory, opts c
 	sched := profile.NewDefaultFramework()
 	for _, namespaced := range []bool{false, true} {
 		scope := placements.Scope{Namespaced: namespaced}
-		if err := (&placement.Reconciler{Manager: mgr, Workspaces: workspaces, Scope: scope,
+		if err := (&placement.Reconciler{Manager: mgr, Workspaces: workspaces, Scope: scope, ResourceEpochs: changes.Epoch,
 			TeamReservedNamespaces: append(slices.Clone(placement.TeamReservedNamespaces), opts.TeamReservedNamespaces...)}).SetupWithManager(mgr, changes.Source(namespaced)); err != nil {
 			return err
 		}

@@ -177,6 +177,12 @@ func Index(o client.Object, label string) (int, error) {
 
 func objectMeta(k Key) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: k.Namespace} }
 
+// RolloutStartedMessage is a binding's RolloutStarted message once it is
+// bound to the resource snapshot.
+func RolloutStartedMessage(snapshot string) string {
+	return fmt.Sprintf("Detected the new changes on the resources and started the rollout process, resourceSnapshotName: %s", snapshot)
+}
+
 // ParallelWrites is how many independent writes of one reconcile (a
 // placement's new bindings, its bindings' rollout) are in flight at once.
 const ParallelWrites = 16
