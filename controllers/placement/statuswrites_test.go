@@ -12,8 +12,8 @@ import (
 func TestOnlyProgress(t *testing.T) {
 	status := func(available metav1.ConditionStatus, msg string, clusterConds ...metav1.Condition) *placementv1beta1.PlacementStatus {
 		return &placementv1beta1.PlacementStatus{
-			ObservedResourceIndex: "0",
-			Conditions: []metav1.Condition{{Type: "ClusterResourcePlacementAvailable", Status: available, Reason: "r", Message: msg, ObservedGeneration: 1}},
+			ObservedResourceIndex:       "0",
+			Conditions:                  []metav1.Condition{{Type: "ClusterResourcePlacementAvailable", Status: available, Reason: "r", Message: msg, ObservedGeneration: 1}},
 			PerClusterPlacementStatuses: []placementv1beta1.PerClusterPlacementStatus{{ClusterName: "member-1", Conditions: clusterConds}},
 		}
 	}
