@@ -85,7 +85,7 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, resourceChanges sou
 
 // Reconcile brings one placement's snapshots and status up to date.
 func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
-	c, p, err := r.Lookup(ctx, r.Manager, req)
+	c, p, err := r.Lookup(ctx, r.Manager, r.Workspaces, req)
 	if err != nil || p == nil {
 		if p == nil && err == nil {
 			r.rollouts.forget(req.String())
@@ -147,7 +147,7 @@ func (r *Reconciler) writeProgress(ctx context.Context, c client.Client, p place
 		}
 	}
 	if err := r.writeStatus(ctx, c, p, status); err != nil {
-		return ctrl.Result{}, err
+		return placements.RetryConflict(err)
 	}
 	r.statusWrites.wrote(key, now)
 	return ctrl.Result{}, nil

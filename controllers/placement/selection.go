@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -194,36 +195,55 @@ func (s *selector) pick(ctx context.Context, t placementv1beta1.ResourceSelector
 	return out, nil
 }
 
-// allIn lists every placeable object in a namespace.
+// allIn lists every placeable object in a namespace, a few kinds at a
+// time: a new placement of a namespace waits for all of them.
 func (s *selector) allIn(ctx context.Context, namespace string) ([]*unstructured.Unstructured, error) {
 	lists, err := s.ws.Discovery.ServerPreferredNamespacedResources()
 	if err != nil && len(lists) == 0 {
 		return nil, fmt.Errorf("discovering the workspace's resources: %w", err)
 	}
-	var out []*unstructured.Unstructured
+	var resources []schema.GroupVersionResource
 	for _, l := range lists {
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)
 		if err != nil {
 			continue
 		}
 		for _, r := range l.APIResources {
-			if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || skipKind(gv.WithKind(r.Kind).GroupKind()) {
-				continue
+			if !strings.Contains(r.Name, "/") && slices.Contains(r.Verbs, "list") && !skipKind(gv.WithKind(r.Kind).GroupKind()) {
+				resources = append(resources, gv.WithResource(r.Name))
 			}
-			list, err := s.ws.Dynamic.Resource(gv.WithResource(r.Name)).Namespace(namespace).List(ctx, metav1.ListOptions{})
+		}
+	}
+	found := make([][]unstructured.Unstructured, len(resources))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallelLists)
+	for i, gvr := range resources {
+		g.Go(func() error {
+			list, err := s.ws.Dynamic.Resource(gvr).Namespace(namespace).List(gctx, metav1.ListOptions{})
 			if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
-				continue
+				return nil
 			}
 			if err != nil {
-				return nil, fmt.Errorf("listing %s in namespace %s: %w", r.Name, namespace, err)
+				return fmt.Errorf("listing %s in namespace %s: %w", gvr.Resource, namespace, err)
 			}
-			for i := range list.Items {
-				out = append(out, &list.Items[i])
-			}
+			found[i] = list.Items
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	for _, items := range found {
+		for i := range items {
+			out = append(out, &items[i])
 		}
 	}
 	return out, nil
 }
+
+// parallelLists is how many kinds allIn lists at once.
+const parallelLists = 8
 
 func objectKey(o *unstructured.Unstructured) string {
 	gvk := o.GroupVersionKind()

@@ -29,6 +29,7 @@ import (
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
 	"github.com/fleetplane/fleetplane/metrics"
+	"github.com/fleetplane/fleetplane/workspaces/clients"
 )
 
 // ControllerName names the controllers in logs.
@@ -44,7 +45,8 @@ const defaultUnavailablePeriod = 60 * time.Second
 
 // Reconciler rolls out one kind of placement.
 type Reconciler struct {
-	Manager mcmanager.Manager
+	Manager    mcmanager.Manager
+	Workspaces *clients.Factory
 	placements.Scope
 }
 
@@ -62,7 +64,7 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 
 // Reconcile advances one placement's rollout by as much as its strategy allows.
 func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
-	c, p, err := r.Lookup(ctx, r.Manager, req)
+	c, p, err := r.Lookup(ctx, r.Manager, r.Workspaces, req)
 	if err != nil || p == nil {
 		return ctrl.Result{}, err
 	}
@@ -85,15 +87,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 			return ctrl.Result{}, err
 		}
 	}
-	// Each binding is its own write: rolling out to 100 clusters must not
-	// wait for 100 round trips one after another.
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(placements.ParallelWrites)
-	for _, b := range plan.update {
-		g.Go(func() error { return r.bind(gctx, c, p, b, latest.GetName()) })
-	}
-	if err := g.Wait(); err != nil {
-		return ctrl.Result{}, err
+	if err := r.bindAll(ctx, c, p, plan.update, latest.GetName()); err != nil {
+		return placements.RetryConflict(err)
 	}
 	for _, b := range plan.current {
 		// The work generator reports a bound binding's rollout started, in
@@ -113,6 +108,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		}
 	}
 	return ctrl.Result{RequeueAfter: plan.recheck}, nil
+}
+
+// bindAll binds the bindings side by side: rolling out to 100 clusters must
+// not wait for 100 round trips one after another. One binding's error (a
+// conflict, when the cache is behind) does not cancel the others' writes.
+func (r *Reconciler) bindAll(ctx context.Context, c client.Client, p placementv1beta1.PlacementObj, bindings []placementv1beta1.BindingObj, snapshot string) error {
+	var g errgroup.Group
+	g.SetLimit(placements.ParallelWrites)
+	for _, b := range bindings {
+		g.Go(func() error { return r.bind(ctx, c, p, b, snapshot) })
+	}
+	return g.Wait()
 }
 
 // bind moves a binding to the latest resource snapshot and strategy; the

@@ -66,7 +66,7 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 
 // Reconcile runs one scheduling cycle for a placement.
 func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
-	c, p, err := r.Lookup(ctx, r.Manager, req)
+	c, p, err := r.Lookup(ctx, r.Manager, r.Workspaces, req)
 	if err != nil || p == nil {
 		return ctrl.Result{}, err
 	}

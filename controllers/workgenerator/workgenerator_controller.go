@@ -111,18 +111,21 @@ func toBinding(namespaced bool) mchandler.TypedEventHandlerFunc[client.Object, m
 
 // Reconcile writes or removes one binding's Work and reports its progress.
 func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
-	cl, err := r.Manager.GetCluster(ctx, req.ClusterName)
+	c, err := placements.WorkspaceClient(ctx, r.Manager, r.Workspaces, req.ClusterName)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	c := cl.GetClient()
 	b := r.Key(req.Namespace, req.Name).NewBinding()
 	if err := c.Get(ctx, req.NamespacedName, b); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	origin := origin{workspace: logicalcluster.Name(req.ClusterName), binding: b}
 	if !b.GetDeletionTimestamp().IsZero() {
-		return ctrl.Result{}, r.cleanUp(ctx, c, cl.GetAPIReader(), origin)
+		ws, err := r.Workspaces.For(origin.workspace)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, r.cleanUp(ctx, c, ws.Client, origin)
 	}
 	if controllerutil.AddFinalizer(b, placementv1beta1.WorkFinalizer) {
 		if err := c.Update(ctx, b); err != nil {
@@ -154,7 +157,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	if !equality.Semantic.DeepEqual(status, *b.GetBindingStatus()) {
 		b.SetBindingStatus(status)
 		if err := c.Status().Update(ctx, b); err != nil {
-			return ctrl.Result{}, err
+			return placements.RetryConflict(err)
 		}
 	}
 	return ctrl.Result{}, syncErr

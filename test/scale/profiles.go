@@ -12,6 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"k8s.io/client-go/rest"
+
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
@@ -118,4 +121,55 @@ func logRequests(before, after map[string]float64, placements int) {
 			logf("hub API requests per placement: %-40s %8.1f", k, d/float64(placements))
 		}
 	}
+}
+
+// apiserverRequests reads the hub API server's requests per verb, resource
+// and subresource, from all clients (its /metrics, as the shard admin).
+func (p *profiler) apiserverRequests(ctx context.Context) map[string]float64 {
+	if p == nil || p.hub.Pid() == 0 {
+		return nil
+	}
+	cfg, err := p.hub.ShardAdmin("root")
+	if err != nil {
+		return nil
+	}
+	c, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, framework.BaseURL(cfg.Host)+"/metrics", nil)
+	if err != nil {
+		return nil
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		logf("reading the hub API server's metrics: %v", err)
+		return nil
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		logf("reading the hub API server's metrics: %s", resp.Status)
+		return nil
+	}
+	var parser expfmt.TextParser
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		logf("reading the hub API server's metrics: %v", err)
+		return nil
+	}
+	out := map[string]float64{}
+	if fam, ok := families["apiserver_request_total"]; ok {
+		for _, s := range fam.Metric {
+			labels := map[string]string{}
+			for _, l := range s.Label {
+				labels[l.GetName()] = l.GetValue()
+			}
+			key := "apiserver " + labels["verb"] + " " + labels["resource"]
+			if labels["subresource"] != "" {
+				key += "/" + labels["subresource"]
+			}
+			out[key] += s.Counter.GetValue()
+		}
+	}
+	return out
 }

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 )
 
 // Workspace is a set of clients for one logical cluster.
@@ -33,6 +34,7 @@ type Workspace struct {
 	Discovery discovery.CachedDiscoveryInterface
 	Mapper    *restmapper.DeferredDiscoveryRESTMapper
 
+	config  *rest.Config
 	factory *Factory
 	pathMu  sync.Mutex
 	path    logicalcluster.Path
@@ -40,6 +42,31 @@ type Workspace struct {
 	recorderOnce sync.Once
 	recorder     record.EventRecorder
 	events       typedcorev1.EventsGetter
+
+	cachedMu     sync.Mutex
+	cachedFrom   cluster.Cluster
+	cachedClient client.Client
+}
+
+// CachedClient returns a client that reads from the cache of view (the
+// workspace as an APIExport's virtual workspace shows it to the manager)
+// and writes straight to the workspace. A write through the virtual
+// workspace costs kcp three requests (the view's own, then a read and the
+// write it forwards to the workspace); straight to the workspace it is one.
+// The objects and their resource versions are the same either way.
+func (w *Workspace) CachedClient(view cluster.Cluster) (client.Client, error) {
+	w.cachedMu.Lock()
+	defer w.cachedMu.Unlock()
+	if w.cachedFrom == view {
+		return w.cachedClient, nil
+	}
+	c, err := client.New(w.config, client.Options{Scheme: w.factory.scheme, Mapper: view.GetRESTMapper(),
+		Cache: &client.CacheOptions{Reader: view.GetCache()}})
+	if err != nil {
+		return nil, err
+	}
+	w.cachedFrom, w.cachedClient = view, c
+	return c, nil
 }
 
 // Factory hands out (and caches) clients per logical cluster.
@@ -83,7 +110,7 @@ func (f *Factory) For(name logicalcluster.Name) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Workspace{Name: name, Client: c, Dynamic: dyn, Discovery: cached, Mapper: mapper, events: kube.CoreV1(), factory: f}
+	w := &Workspace{Name: name, Client: c, Dynamic: dyn, Discovery: cached, Mapper: mapper, config: cfg, events: kube.CoreV1(), factory: f}
 	f.cache[name] = w
 	return w, nil
 }

@@ -153,7 +153,7 @@ func setupControllers(mgr mcmanager.Manager, workspaces *clients.Factory, opts c
 		if err := (&scheduler.Reconciler{Manager: mgr, Framework: sched, Workspaces: workspaces, Scope: scope}).SetupWithManager(mgr); err != nil {
 			return err
 		}
-		if err := (&rollout.Reconciler{Manager: mgr, Scope: scope}).SetupWithManager(mgr); err != nil {
+		if err := (&rollout.Reconciler{Manager: mgr, Workspaces: workspaces, Scope: scope}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 		if err := (&workgenerator.Reconciler{Manager: mgr, Fleet: local.GetClient(), Workspaces: workspaces, Scope: scope}).SetupWithManager(mgr); err != nil {

@@ -7,8 +7,10 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/kcp-dev/logicalcluster/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -18,6 +20,7 @@ import (
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/workspaces/clients"
 )
 
 // Key identifies a placement inside its workspace; Namespace is empty for a
@@ -183,6 +186,20 @@ func RolloutStartedMessage(snapshot string) string {
 	return fmt.Sprintf("Detected the new changes on the resources and started the rollout process, resourceSnapshotName: %s", snapshot)
 }
 
+// ConflictRetry is when a reconcile whose write met a newer version of the
+// object runs again, unless that version's own event brings it back first.
+// A conflict only means the cache was behind: retried with the error
+// backoff, the conflicts of a rollout to 100 clusters added up to seconds.
+const ConflictRetry = 100 * time.Millisecond
+
+// RetryConflict turns a conflict into a prompt retry; other errors stay.
+func RetryConflict(err error) (reconcile.Result, error) {
+	if apierrors.IsConflict(err) {
+		return reconcile.Result{RequeueAfter: ConflictRetry}, nil
+	}
+	return reconcile.Result{}, err
+}
+
 // ParallelWrites is how many independent writes of one reconcile (a
 // placement's new bindings, its bindings' rollout) are in flight at once.
 const ParallelWrites = 16
@@ -280,17 +297,31 @@ func ToPlacement(_ context.Context, o client.Object) []reconcile.Request {
 }
 
 // Lookup resolves a request of a workspace-aware controller: the client of
-// the placement's workspace and the placement, or a nil placement if it is
-// gone.
-func (s Scope) Lookup(ctx context.Context, mgr mcmanager.Manager, req mcreconcile.Request) (client.Client, placementv1beta1.PlacementObj, error) {
-	cl, err := mgr.GetCluster(ctx, req.ClusterName)
+// the placement's workspace (reading from the manager's cache, writing
+// straight to the workspace: see clients.Workspace.CachedClient) and the
+// placement, or a nil placement if it is gone.
+func (s Scope) Lookup(ctx context.Context, mgr mcmanager.Manager, workspaces *clients.Factory, req mcreconcile.Request) (client.Client, placementv1beta1.PlacementObj, error) {
+	c, err := WorkspaceClient(ctx, mgr, workspaces, req.ClusterName)
 	if err != nil {
 		return nil, nil, err
 	}
-	c := cl.GetClient()
 	p, err := Get(ctx, c, s.Key(req.Namespace, req.Name))
 	if err != nil {
 		return c, nil, client.IgnoreNotFound(err)
 	}
 	return c, p, nil
+}
+
+// WorkspaceClient is the client of a workspace the manager engaged: reads
+// from the manager's cache, writes straight to the workspace.
+func WorkspaceClient(ctx context.Context, mgr mcmanager.Manager, workspaces *clients.Factory, clusterName string) (client.Client, error) {
+	cl, err := mgr.GetCluster(ctx, clusterName)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := workspaces.For(logicalcluster.Name(clusterName))
+	if err != nil {
+		return nil, err
+	}
+	return ws.CachedClient(cl)
 }

@@ -27,6 +27,13 @@ var _ = Describe("The samples", func() {
 		Eventually(func(g Gomega) {
 			expectAvailable(g, t.getCRP(g, "web-namespace"), allMembers(), []placementv1beta1.ResourceIdentifier{namespaceID("web")}, "0")
 		}).Should(Succeed())
+		// The scheduler sees the namespace on a member once the member
+		// reports it, which may come just after the placement is Available.
+		Eventually(func(g Gomega) {
+			for _, m := range allMembers() {
+				g.Expect(getMemberCluster(g, m).Status.Namespaces).To(HaveKey("web"), "the namespaces %s reports", m)
+			}
+		}).Should(Succeed())
 		t.place(placements[1])
 		Eventually(func(g Gomega) {
 			rp := &placementv1beta1.ResourcePlacement{}
