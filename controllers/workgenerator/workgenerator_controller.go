@@ -175,7 +175,7 @@ func (r *Reconciler) cleanUp(ctx context.Context, c client.Client, direct client
 	if err != nil {
 		return err
 	}
-	abandon, err := abandoning(ctx, direct, o, works)
+	abandon, err := abandoning(ctx, c, direct, o, works)
 	if err != nil {
 		return err
 	}
@@ -202,9 +202,16 @@ func (r *Reconciler) cleanUp(ctx context.Context, c client.Client, direct client
 // deleted with deleteStrategy Abandon: the members then keep what it placed.
 // A placement that is already gone (force-deleted) has its strategy read
 // from what its Works recorded; a cluster unpicked from a live placement is
-// cleaned up.
-func abandoning(ctx context.Context, direct client.Reader, o origin, works []placementv1beta1.Work) (bool, error) {
-	p, err := placements.Get(ctx, direct, placements.Key{Namespace: o.binding.GetNamespace(), Name: o.placement()})
+// cleaned up. The placement is read from the API server (direct) unless the
+// cache has seen its deletion already: a cache that has not would turn
+// Abandon into Delete. (Reading it directly for each of a large placement's
+// bindings, as it is deleted, was most of the cost of deleting it.)
+func abandoning(ctx context.Context, cached, direct client.Reader, o origin, works []placementv1beta1.Work) (bool, error) {
+	key := placements.Key{Namespace: o.binding.GetNamespace(), Name: o.placement()}
+	p, err := placements.Get(ctx, cached, key)
+	if err != nil || p.GetDeletionTimestamp().IsZero() {
+		p, err = placements.Get(ctx, direct, key)
+	}
 	if client.IgnoreNotFound(err) != nil {
 		return false, err
 	}

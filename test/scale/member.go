@@ -31,6 +31,8 @@ type member struct {
 	nodes  int
 	// hub is a client of root:fleet with the member's token.
 	hub client.WithWatch
+	// imc is the InternalMemberCluster as last written, nil to read it.
+	imc *clusterv1beta1.InternalMemberCluster
 }
 
 func (m *member) namespace() string { return fmt.Sprintf(clusterv1beta1.NamespaceNameFormat, m.name) }
@@ -86,11 +88,17 @@ func (m *member) run(ctx context.Context, delay, period time.Duration) {
 }
 
 // heartbeat reports the member joined and healthy, with its properties.
+// Like a syncer, which reads its InternalMemberCluster from its cache, it
+// reads it only the first time and after a failed write.
 func (m *member) heartbeat(ctx context.Context) error {
-	imc := &clusterv1beta1.InternalMemberCluster{}
-	if err := m.hub.Get(ctx, client.ObjectKey{Namespace: m.namespace(), Name: m.name}, imc); err != nil {
-		return err
+	imc := m.imc
+	if imc == nil {
+		imc = &clusterv1beta1.InternalMemberCluster{}
+		if err := m.hub.Get(ctx, client.ObjectKey{Namespace: m.namespace(), Name: m.name}, imc); err != nil {
+			return err
+		}
 	}
+	m.imc = nil
 	now := metav1.Now()
 	st := &imc.Status
 	if len(st.AgentStatus) == 0 {
@@ -109,7 +117,11 @@ func (m *member) heartbeat(ctx context.Context) error {
 	st.Properties = map[clusterv1beta1.PropertyName]clusterv1beta1.PropertyValue{
 		clusterv1beta1.NodeCountProperty: {Value: strconv.Itoa(m.nodes), ObservationTime: now},
 	}
-	return m.hub.Status().Update(ctx, imc)
+	if err := m.hub.Status().Update(ctx, imc); err != nil {
+		return err
+	}
+	m.imc = imc
+	return nil
 }
 
 // acknowledgeWork watches the member's Work and reports each new

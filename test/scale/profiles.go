@@ -41,10 +41,11 @@ func (p *profiler) cpu(ctx context.Context, name string, d time.Duration) (wait 
 	return func() { <-done }
 }
 
-// heap writes the hub's live heap.
+// heap writes the hub's live heap, and its goroutines.
 func (p *profiler) heap(ctx context.Context, name string) {
 	if p.enabled() {
 		p.fetch(ctx, name+".heap.pprof", "heap")
+		p.fetch(ctx, name+".goroutines.txt", "goroutine?debug=1")
 	}
 }
 
