@@ -138,5 +138,10 @@ Member clusters' kubeconfigs:
 	for _, m := range members {
 		fmt.Printf("  %-10s %s\n", m.Name, m.Cluster.KubeconfigPath)
 	}
+	fmt.Println("\nPrometheus metrics (docs/operations.md; pprof next to them, under /debug/pprof/):")
+	fmt.Printf("  %-10s %s\n", "hub", hub.MetricsURL())
+	for _, m := range members {
+		fmt.Printf("  %-10s %s\n", m.Name, m.MetricsURL())
+	}
 	fmt.Println("\nPress Ctrl-C to stop everything; the hub's state is kept in its root dir.")
 }

@@ -66,15 +66,15 @@ func (r *Reconciler) ensureNamespace(ctx context.Context, mc *clusterv1beta1.Mem
 
 // syncerRules is everything a member's syncer may do on the hub, and only in
 // its own namespace: read its Work and report on it (kcp's maximal permission
-// policy and an admission policy keep it to finalizers and status), heartbeat,
-// and hold the lease that keeps a second syncer for the member waiting.
+// policy and an admission policy keep it to finalizers and status) and
+// heartbeat. (Its lease, which keeps a second syncer for the member waiting,
+// is on the member cluster.)
 var syncerRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{placementv1beta1.GroupVersion.Group}, Resources: []string{"works"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 	{APIGroups: []string{placementv1beta1.GroupVersion.Group}, Resources: []string{"works/status"}, Verbs: []string{"get", "update", "patch"}},
 	{APIGroups: []string{clusterv1beta1.GroupVersion.Group}, Resources: []string{"internalmemberclusters"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{clusterv1beta1.GroupVersion.Group}, Resources: []string{"internalmemberclusters/status"}, Verbs: []string{"get", "update", "patch"}},
 	{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
-	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch"}},
 }
 
 // tokenRenewalRules let a syncer that authenticates as a service account

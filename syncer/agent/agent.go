@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -42,7 +44,7 @@ type Options struct {
 	Properties properties.Provider
 }
 
-// LeaseName is the lease, in the member's namespace on the hub, that the
+// LeaseName is the lease, in fleet-system on the member cluster, that the
 // member's active syncer holds.
 const LeaseName = "fleet-syncer"
 
@@ -103,10 +105,16 @@ func Run(ctx context.Context, opts Options) error {
 	}
 
 	// One syncer per member applies: a second one (a restart that overlaps,
-	// or a copy started by mistake) waits for the lease in the member's
-	// namespace on the hub. Losing the lease (the hub unreachable for longer
-	// than its renew deadline) stops the controllers; the syncer then starts
-	// over and waits for it again, changing nothing on the member meanwhile.
+	// or a copy started by mistake) waits for the lease in fleet-system on
+	// the member cluster it would apply to. The lease lives on the member,
+	// not the hub: renewed every few seconds by every syncer, it would be
+	// the hub's largest write load at a thousand members. Losing it (the
+	// member's API server unreachable for longer than the renew deadline)
+	// stops the controllers; the syncer then starts over and waits for it
+	// again, changing nothing on the member meanwhile.
+	if err := direct.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: clusterv1beta1.FleetSystemNamespace}}); client.IgnoreAlreadyExists(err) != nil {
+		return fmt.Errorf("creating namespace %s on the member cluster for the syncer's lease: %w", clusterv1beta1.FleetSystemNamespace, err)
+	}
 	mgr, err := ctrl.NewManager(hub, ctrl.Options{
 		Scheme:                 scheme,
 		Logger:                 log,
@@ -118,9 +126,10 @@ func Run(ctx context.Context, opts Options) error {
 		Controller:                    config.Controller{CacheSyncTimeout: cacheSyncTimeout, SkipNameValidation: ptr.To(true)},
 		LeaderElection:                true,
 		LeaderElectionID:              LeaseName,
-		LeaderElectionNamespace:       namespace,
+		LeaderElectionNamespace:       clusterv1beta1.FleetSystemNamespace,
 		LeaderElectionResourceLock:    "leases",
 		LeaderElectionReleaseOnCancel: true,
+		LeaderElectionConfig:          opts.Member,
 	})
 	if err != nil {
 		return fmt.Errorf("connecting to the hub: %w", err)

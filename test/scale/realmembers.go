@@ -32,8 +32,9 @@ func (f *realFleet) start(ctx context.Context, dir string, n int) error {
 	var specs []framework.MemberSpec
 	for i := 1; i <= n; i++ {
 		name := fmt.Sprintf("member-%d", i)
+		// Heartbeats at join's default period, as in production.
 		specs = append(specs, framework.MemberSpec{Name: name, Labels: map[string]string{"env": "bench"},
-			Nodes: framework.Nodes(fmt.Sprintf("m%d", i), 1, "8", "32Gi", nil)})
+			Nodes: framework.Nodes(fmt.Sprintf("m%d", i), 1, "8", "32Gi", nil), HeartbeatSeconds: 60})
 	}
 	logf("starting %d member clusters and their syncers", n)
 	members, err := f.hub.StartMembers(ctx, filepath.Join(dir, "members"), specs)

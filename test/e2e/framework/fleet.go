@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -32,6 +33,9 @@ type Member struct {
 	// MetricsAddress is where its syncer serves metrics (host:port); Join
 	// picks a free port when it is empty.
 	MetricsAddress string
+	// HeartbeatSeconds is the syncer's heartbeat period; 0 is 5, which
+	// the suites use to see health changes quickly.
+	HeartbeatSeconds int
 }
 
 // MetricsURL is where m's syncer serves its Prometheus metrics.
@@ -42,6 +46,8 @@ type MemberSpec struct {
 	Name   string
 	Labels map[string]string
 	Nodes  []localcluster.NodeSpec
+	// HeartbeatSeconds is the syncer's heartbeat period; 0 is 5.
+	HeartbeatSeconds int
 }
 
 // Nodes describes n nodes named <prefix>-a, <prefix>-b, ... with the given
@@ -66,7 +72,7 @@ func (h *Hub) StartMembers(ctx context.Context, dir string, specs []MemberSpec) 
 		if err != nil {
 			return members, fmt.Errorf("starting member cluster %s: %w", spec.Name, err)
 		}
-		m := &Member{Name: spec.Name, Labels: spec.Labels, Cluster: c, StateDir: filepath.Join(dir, "syncers")}
+		m := &Member{Name: spec.Name, Labels: spec.Labels, Cluster: c, StateDir: filepath.Join(dir, "syncers"), HeartbeatSeconds: spec.HeartbeatSeconds}
 		members = append(members, m)
 		if err := h.Join(ctx, m); err != nil {
 			return members, err
@@ -85,7 +91,7 @@ func (h *Hub) Join(ctx context.Context, m *Member) error {
 		m.MetricsAddress = "127.0.0.1:" + strconv.Itoa(ports[0])
 	}
 	args := []string{"join", m.Name, "--member-kubeconfig", m.Cluster.KubeconfigPath, "--run",
-		"--state-dir", m.StateDir, "--heartbeat-period-seconds", "5", "--metrics-bind-address", m.MetricsAddress}
+		"--state-dir", m.StateDir, "--heartbeat-period-seconds", strconv.Itoa(cmp.Or(m.HeartbeatSeconds, 5)), "--metrics-bind-address", m.MetricsAddress}
 	if len(m.Labels) > 0 {
 		args = append(args, "--labels", joinLabels(m.Labels))
 	}

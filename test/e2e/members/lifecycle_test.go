@@ -17,6 +17,7 @@ import (
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/syncer/agent"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 func ctx() context.Context { return context.Background() }
@@ -112,10 +113,10 @@ var _ = Describe("Leaving and joining again", Serial, Ordered, func() {
 	})
 })
 
-// leaseHolder is who holds the member's syncer lease on the hub.
-func leaseHolder(g Gomega, m string) string {
+// leaseHolder is who holds the syncer lease on member cluster m.
+func leaseHolder(g Gomega, m *framework.Member) string {
 	lease := &coordinationv1.Lease{}
-	g.ExpectWithOffset(1, fleetClient().Get(ctx(), client.ObjectKey{Namespace: "fleet-member-" + m, Name: agent.LeaseName}, lease)).To(Succeed())
+	g.ExpectWithOffset(1, memberClient(m).Get(ctx(), client.ObjectKey{Namespace: clusterv1beta1.FleetSystemNamespace, Name: agent.LeaseName}, lease)).To(Succeed())
 	return ptr.Deref(lease.Spec.HolderIdentity, "")
 }
 
@@ -124,7 +125,7 @@ var _ = Describe("A second syncer for the same member", Serial, func() {
 		m := member("member-2")
 		var first string
 		Eventually(func(g Gomega) {
-			first = leaseHolder(g, m.Name)
+			first = leaseHolder(g, m)
 			g.Expect(first).NotTo(BeEmpty())
 		}, timeout, interval).Should(Succeed())
 
@@ -136,12 +137,12 @@ var _ = Describe("A second syncer for the same member", Serial, func() {
 			Expect(hub.Join(ctx(), m)).To(Succeed())
 			Expect(hub.WaitMemberReady(ctx(), m.Name)).To(Succeed())
 		})
-		Consistently(func(g Gomega) { g.Expect(leaseHolder(g, m.Name)).To(Equal(first)) }, 10*time.Second, time.Second).Should(Succeed())
+		Consistently(func(g Gomega) { g.Expect(leaseHolder(g, m)).To(Equal(first)) }, 10*time.Second, time.Second).Should(Succeed())
 
 		By("stopping the first syncer")
 		Expect(m.StopSyncer()).To(Succeed())
 		Eventually(func(g Gomega) {
-			holder := leaseHolder(g, m.Name)
+			holder := leaseHolder(g, m)
 			g.Expect(holder).NotTo(BeEmpty())
 			g.Expect(holder).NotTo(Equal(first))
 		}, timeout, interval).Should(Succeed())
