@@ -48,6 +48,8 @@ type Reconciler struct {
 	Manager    mcmanager.Manager
 	Workspaces *clients.Factory
 	placements.Scope
+
+	inFlight inFlight
 }
 
 // SetupWithManager registers the controller: placements, their bindings
@@ -66,6 +68,9 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
 	c, p, err := r.Lookup(ctx, r.Manager, r.Workspaces, req)
 	if err != nil || p == nil {
+		if err == nil {
+			r.inFlight.forget(req.String())
+		}
 		return ctrl.Result{}, err
 	}
 	k := placements.KeyOf(p)
@@ -81,13 +86,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	// Until the cache shows this controller's last writes, the bindings it
+	// has are not what the limits must be counted on: a binding just bound
+	// would look unbound, and another would be bound past maxSurge. Their
+	// events bring the placement back.
+	if r.inFlight.pending(req.String(), bindings) {
+		return ctrl.Result{RequeueAfter: placements.ConflictRetry}, nil
+	}
 	plan := planRollout(time.Now(), p, latest.GetName(), bindings)
 	for _, b := range plan.remove {
 		if err := client.IgnoreNotFound(c.Delete(ctx, b)); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	if err := r.bindAll(ctx, c, p, plan.update, latest.GetName()); err != nil {
+	if err := r.bindAll(ctx, c, p, plan.update, latest.GetName(), req.String()); err != nil {
 		return placements.RetryConflict(err)
 	}
 	for _, b := range plan.current {
@@ -113,11 +125,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 // bindAll binds the bindings side by side: rolling out to 100 clusters must
 // not wait for 100 round trips one after another. One binding's error (a
 // conflict, when the cache is behind) does not cancel the others' writes.
-func (r *Reconciler) bindAll(ctx context.Context, c client.Client, p placementv1beta1.PlacementObj, bindings []placementv1beta1.BindingObj, snapshot string) error {
+func (r *Reconciler) bindAll(ctx context.Context, c client.Client, p placementv1beta1.PlacementObj, bindings []placementv1beta1.BindingObj, snapshot, key string) error {
 	var g errgroup.Group
 	g.SetLimit(placements.ParallelWrites)
 	for _, b := range bindings {
-		g.Go(func() error { return r.bind(ctx, c, p, b, snapshot) })
+		g.Go(func() error {
+			from := b.GetResourceVersion()
+			if err := r.bind(ctx, c, p, b, snapshot); err != nil {
+				return err
+			}
+			r.inFlight.wrote(key, b.GetUID(), from)
+			return nil
+		})
 	}
 	return g.Wait()
 }
