@@ -191,7 +191,7 @@ func (f *fleet) placements(ctx context.Context, res *results) error {
 		}
 	}
 	var took []time.Duration
-	requests, served := f.prof.requestCounts(), f.prof.apiserverRequests(ctx)
+	requests, served := f.prof.requestCounts(), f.prof.apiserverRequests()
 	profiled := f.prof.cpu(ctx, fmt.Sprintf("pickn%d", f.opts.pick), 30*time.Second)
 	for i := 0; i < f.opts.samples; i++ {
 		crp := &placementv1beta1.ClusterResourcePlacement{
@@ -214,7 +214,7 @@ func (f *fleet) placements(ctx context.Context, res *results) error {
 	profiled()
 	f.prof.heap(ctx, fmt.Sprintf("pickn%d", f.opts.pick))
 	logRequests(requests, f.prof.requestCounts(), f.opts.samples)
-	logRequests(served, f.prof.apiserverRequests(ctx), f.opts.samples)
+	logRequests(served, f.prof.apiserverRequests(), f.opts.samples)
 	res.durations(fmt.Sprintf("pickn%d_available", f.opts.pick), took,
 		map[string]string{"p50": "5.2 (16 cores)", "max": "7.3 (16 cores)"},
 		fmt.Sprintf("of %d members, n=%d", f.opts.members, f.opts.samples))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
 	"k8s.io/client-go/rest"
 
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
@@ -75,7 +75,8 @@ func (p *profiler) fetch(ctx context.Context, file, query string) {
 	logf("profile written: %s (go tool pprof -top %s)", path, path)
 }
 
-// requestCounts reads the hub's API requests per controller and method.
+// requestCounts reads the hub's API requests per controller, method and
+// (when not a success) code.
 func (p *profiler) requestCounts() map[string]float64 {
 	if p == nil || p.hub.Pid() == 0 {
 		return nil
@@ -85,26 +86,25 @@ func (p *profiler) requestCounts() map[string]float64 {
 		logf("scraping the hub: %v", err)
 		return nil
 	}
+	return countBy(m, "fleet_api_requests_total", func(l map[string]string) string {
+		key := cmp.Or(l["controller"], "(informers)") + " " + l["method"]
+		if !strings.HasPrefix(l["code"], "2") {
+			key += " " + l["code"]
+		}
+		return key
+	})
+}
+
+// countBy sums the series of a counter by the key their labels give.
+func countBy(m framework.Metrics, name string, key func(labels map[string]string) string) map[string]float64 {
 	out := map[string]float64{}
-	if fam, ok := m["fleet_api_requests_total"]; ok {
+	if fam, ok := m[name]; ok {
 		for _, s := range fam.Metric {
-			var controller, method string
+			labels := map[string]string{}
 			for _, l := range s.Label {
-				switch l.GetName() {
-				case "controller":
-					controller = l.GetValue()
-				case "method":
-					method = l.GetValue() + method
-				case "code":
-					if !strings.HasPrefix(l.GetValue(), "2") {
-						method += " " + l.GetValue()
-					}
-				}
+				labels[l.GetName()] = l.GetValue()
 			}
-			if controller == "" {
-				controller = "(informers)"
-			}
-			out[controller+" "+method] += s.Counter.GetValue()
+			out[key(labels)] += s.Counter.GetValue()
 		}
 	}
 	return out
@@ -126,7 +126,7 @@ func logRequests(before, after map[string]float64, placements int) {
 
 // apiserverRequests reads the hub API server's requests per verb, resource
 // and subresource, from all clients (its /metrics, as the shard admin).
-func (p *profiler) apiserverRequests(ctx context.Context) map[string]float64 {
+func (p *profiler) apiserverRequests() map[string]float64 {
 	if p == nil || p.hub.Pid() == 0 {
 		return nil
 	}
@@ -138,39 +138,16 @@ func (p *profiler) apiserverRequests(ctx context.Context) map[string]float64 {
 	if err != nil {
 		return nil
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, framework.BaseURL(cfg.Host)+"/metrics", nil)
-	if err != nil {
-		return nil
-	}
-	resp, err := c.Do(req)
+	m, err := framework.ScrapeWith(c, framework.BaseURL(cfg.Host)+"/metrics")
 	if err != nil {
 		logf("reading the hub API server's metrics: %v", err)
 		return nil
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		logf("reading the hub API server's metrics: %s", resp.Status)
-		return nil
-	}
-	var parser expfmt.TextParser
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		logf("reading the hub API server's metrics: %v", err)
-		return nil
-	}
-	out := map[string]float64{}
-	if fam, ok := families["apiserver_request_total"]; ok {
-		for _, s := range fam.Metric {
-			labels := map[string]string{}
-			for _, l := range s.Label {
-				labels[l.GetName()] = l.GetValue()
-			}
-			key := "apiserver " + labels["verb"] + " " + labels["resource"]
-			if labels["subresource"] != "" {
-				key += "/" + labels["subresource"]
-			}
-			out[key] += s.Counter.GetValue()
+	return countBy(m, "apiserver_request_total", func(l map[string]string) string {
+		key := "apiserver " + l["verb"] + " " + l["resource"]
+		if l["subresource"] != "" {
+			key += "/" + l["subresource"]
 		}
-	}
-	return out
+		return key
+	})
 }

@@ -12,8 +12,12 @@ import (
 type Metrics map[string]*dto.MetricFamily
 
 // Scrape reads the Prometheus metrics served at url.
-func Scrape(url string) (Metrics, error) {
-	resp, err := http.Get(url)
+func Scrape(url string) (Metrics, error) { return ScrapeWith(http.DefaultClient, url) }
+
+// ScrapeWith reads the metrics at url with client, e.g. one with the hub
+// admin's credentials for kcp's own /metrics.
+func ScrapeWith(client *http.Client, url string) (Metrics, error) {
+	resp, err := client.Get(url)
 	if err != nil {
 		return nil, err
 	}
