@@ -98,7 +98,7 @@ func scheduledCondition(p placementv1beta1.PlacementObj, policySnap placementv1b
 }
 
 // maxListedRejections caps how many rejected clusters the Scheduled
-// condition names; the policy snapshot lists all of them.
+// condition names; the policy snapshot lists more.
 const maxListedRejections = 10
 
 // rejections says why clusters were not picked, e.g. "; not picked:
@@ -110,7 +110,7 @@ func rejections(decisions []placementv1beta1.ClusterDecision) string {
 			continue
 		}
 		if len(parts) == maxListedRejections {
-			parts = append(parts, "... (see the scheduling policy snapshot for all)")
+			parts = append(parts, "... (see the scheduling policy snapshot for more)")
 			break
 		}
 		parts = append(parts, d.ClusterName+": "+d.Reason)

@@ -35,6 +35,7 @@ import (
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/workspaces/clients"
 )
 
 // native are the placeable resources every workspace serves itself.
@@ -252,7 +253,7 @@ func (d *Detector) placementsIn(ctx context.Context, ws logicalcluster.Name, nam
 	if namespaced {
 		list = &placementv1beta1.ResourcePlacementList{}
 	}
-	if err := cl.GetCache().List(ctx, list); err != nil {
+	if err := clients.SyncedReader(cl.GetCache()).List(ctx, list); err != nil {
 		return nil
 	}
 	return list.GetPlacementObjs()

@@ -170,8 +170,9 @@ func (f *fleet) join(ctx context.Context, res *results) error {
 }
 
 // placements times new PickN placements, one after another, from creation
-// until Available on every picked cluster, in a team workspace.
-func (f *fleet) placements(ctx context.Context, res *results) error {
+// until Available on every picked cluster, in a team workspace. A
+// non-empty load names the figures of a fleet already carrying placements.
+func (f *fleet) placements(ctx context.Context, res *results, load string) error {
 	hub := &framework.Hub{Admin: f.admin}
 	path, err := hub.CreateTeamWorkspace(ctx, "scale-"+framework.RandomSuffix())
 	if err != nil {
@@ -192,7 +193,13 @@ func (f *fleet) placements(ctx context.Context, res *results) error {
 	}
 	var took []time.Duration
 	requests, served := f.prof.requestCounts(), f.prof.apiserverRequests()
-	profiled := f.prof.cpu(ctx, fmt.Sprintf("pickn%d", f.opts.pick), 30*time.Second)
+	figure := fmt.Sprintf("pickn%d", f.opts.pick)
+	kubefleet := map[string]string{"p50": "5.2 (16 cores)", "max": "7.3 (16 cores)"}
+	if load != "" {
+		figure += "_" + load
+		kubefleet = map[string]string{"p90": "21 (KubeFleet's report, 1,000 placements present)"}
+	}
+	profiled := f.prof.cpu(ctx, figure, 30*time.Second)
 	for i := 0; i < f.opts.samples; i++ {
 		crp := &placementv1beta1.ClusterResourcePlacement{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pickn-%d", i)},
@@ -212,12 +219,10 @@ func (f *fleet) placements(ctx context.Context, res *results) error {
 		}
 	}
 	profiled()
-	f.prof.heap(ctx, fmt.Sprintf("pickn%d", f.opts.pick))
+	f.prof.heap(ctx, figure)
 	logRequests(requests, f.prof.requestCounts(), f.opts.samples)
 	logRequests(served, f.prof.apiserverRequests(), f.opts.samples)
-	res.durations(fmt.Sprintf("pickn%d_available", f.opts.pick), took,
-		map[string]string{"p50": "5.2 (16 cores)", "max": "7.3 (16 cores)"},
-		fmt.Sprintf("of %d members, n=%d", f.opts.members, f.opts.samples))
+	res.durations(figure+"_available", took, kubefleet, fmt.Sprintf("of %d members, n=%d", f.opts.members, f.opts.samples))
 	return nil
 }
 

@@ -48,6 +48,8 @@ type options struct {
 	out             string
 	dir             string
 	profileDir      string
+	background      int
+	backgroundPick  int
 }
 
 func main() {
@@ -62,6 +64,8 @@ func main() {
 	flag.StringVar(&o.out, "out", "scale-results.json", "where the figures are written as JSON")
 	flag.StringVar(&o.dir, "dir", "", "state directory of an embedded hub; empty makes a temporary one")
 	flag.StringVar(&o.profileDir, "profile-dir", "", "write CPU and heap profiles of the embedded hub during the timed placements into this directory")
+	flag.IntVar(&o.background, "load", 0, "then create this many placements (PickN(--load-pick) each, 100 to a team workspace), time PickN placements again with them present, and restart the hub over them")
+	flag.IntVar(&o.backgroundPick, "load-pick", 100, "numberOfClusters of each --load placement")
 	flag.Parse()
 
 	ctrl.SetLogger(logr.Discard())
@@ -105,15 +109,34 @@ func run(ctx context.Context, o options) error {
 	if err := f.join(ctx, res); err != nil {
 		return err
 	}
-	if err := f.placements(ctx, res); err != nil {
+	if err := f.placements(ctx, res, ""); err != nil {
 		return err
 	}
-	if pid := h.Pid(); pid != 0 {
-		if rss, err := rssOf(pid); err == nil {
-			res.add("hub_rss", float64(rss)/1e6, "MB", "2300 (KubeFleet, 16 cores)", fmt.Sprintf("after %d placements over %d members", o.samples, o.members))
+	f.memory(res, "hub_rss", "2300 (KubeFleet, 16 cores)", fmt.Sprintf("after %d placements over %d members", o.samples, o.members))
+	if o.background > 0 {
+		l, err := f.loadPlacements(ctx, h, res)
+		if err != nil {
+			return err
+		}
+		if err := f.placements(ctx, res, "loaded"); err != nil {
+			return err
+		}
+		if h.Pid() != 0 {
+			if err := l.restart(ctx, h, res); err != nil {
+				return err
+			}
 		}
 	}
 	return res.write(o.out)
+}
+
+// memory records the embedded hub's resident memory.
+func (f *fleet) memory(res *results, name, kubefleet, note string) {
+	if pid := f.prof.hub.Pid(); pid != 0 {
+		if rss, err := rssOf(pid); err == nil {
+			res.add(name, float64(rss)/1e6, "MB", kubefleet, note)
+		}
+	}
 }
 
 // hub returns the hub under test (its Admin config is for the kcp base

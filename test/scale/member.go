@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -76,7 +77,9 @@ func (m *member) run(ctx context.Context, delay, period time.Duration) {
 		next := period
 		if err := m.heartbeat(ctx); err != nil {
 			next = time.Second
-			if ctx.Err() == nil && !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err) {
+			// Not found and forbidden until the hub has set the member up;
+			// refused while a restarted hub is down.
+			if ctx.Err() == nil && !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err) && !utilnet.IsConnectionRefused(err) {
 				logf("%s: heartbeat: %v", m.name, err)
 			}
 		}

@@ -53,7 +53,8 @@ type Workspace struct {
 // and writes straight to the workspace. A write through the virtual
 // workspace costs kcp three requests (the view's own, then a read and the
 // write it forwards to the workspace); straight to the workspace it is one.
-// The objects and their resource versions are the same either way.
+// The objects and their resource versions are the same either way. Reads
+// wait until the cache has synced (SyncedReader).
 func (w *Workspace) CachedClient(view cluster.Cluster) (client.Client, error) {
 	w.cachedMu.Lock()
 	defer w.cachedMu.Unlock()
@@ -61,7 +62,7 @@ func (w *Workspace) CachedClient(view cluster.Cluster) (client.Client, error) {
 		return w.cachedClient, nil
 	}
 	c, err := client.New(w.config, client.Options{Scheme: w.factory.scheme, Mapper: view.GetRESTMapper(),
-		Cache: &client.CacheOptions{Reader: view.GetCache()}})
+		Cache: &client.CacheOptions{Reader: SyncedReader(view.GetCache())}})
 	if err != nil {
 		return nil, err
 	}

@@ -300,7 +300,7 @@ func (c *cycle) result() Result {
 	slices.Sort(c.res.Unschedule)
 	slices.SortFunc(c.res.Decisions, byCluster)
 	slices.SortFunc(c.rejected, byCluster)
-	c.res.Decisions = append(c.res.Decisions, c.rejected...)
+	c.res.Decisions = append(c.res.Decisions, c.rejected[:min(len(c.rejected), maxUnselectedDecisions)]...)
 	if len(c.res.Decisions) > maxClusterDecisions {
 		c.res.Decisions = c.res.Decisions[:maxClusterDecisions]
 	}

@@ -261,19 +261,35 @@ func TestScheduleIsDeterministic(t *testing.T) {
 }
 
 func TestDecisionsAreCapped(t *testing.T) {
-	var clusters []*clusterv1beta1.MemberCluster
-	for i := range 1200 {
-		opts := []clusterOpt{}
-		if i%2 == 0 {
-			opts = append(opts, left)
-		}
-		clusters = append(clusters, newCluster(fmt.Sprintf("c-%04d", i), opts...))
-	}
-	res := schedule(t, newInput(nil, clusters...))
-	if len(res.Decisions) != 1000 || len(res.Create) != 600 {
-		t.Fatalf("decisions = %d, created = %d; want 1000 and 600", len(res.Decisions), len(res.Create))
-	}
-	if !res.Decisions[599].Selected || res.Decisions[600].Selected {
-		t.Errorf("selected decisions must come first")
+	for _, tc := range []struct {
+		name                string
+		clusters            int
+		created, selected   int
+		wantDecisionsLength int
+	}{
+		// Half the clusters are leaving: every picked cluster is listed,
+		// then only the first 20 of those not picked.
+		{name: "unselected capped at 20", clusters: 1200, created: 600, selected: 600, wantDecisionsLength: 620},
+		{name: "at most 1,000 decisions", clusters: 2400, created: 1200, selected: 1000, wantDecisionsLength: 1000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var clusters []*clusterv1beta1.MemberCluster
+			for i := range tc.clusters {
+				opts := []clusterOpt{}
+				if i%2 == 0 {
+					opts = append(opts, left)
+				}
+				clusters = append(clusters, newCluster(fmt.Sprintf("c-%04d", i), opts...))
+			}
+			res := schedule(t, newInput(nil, clusters...))
+			if len(res.Decisions) != tc.wantDecisionsLength || len(res.Create) != tc.created {
+				t.Fatalf("decisions = %d, created = %d; want %d and %d", len(res.Decisions), len(res.Create), tc.wantDecisionsLength, tc.created)
+			}
+			for i, d := range res.Decisions {
+				if d.Selected != (i < tc.selected) {
+					t.Fatalf("decision %d: selected = %v; the %d selected decisions must come first", i, d.Selected, tc.selected)
+				}
+			}
+		})
 	}
 }

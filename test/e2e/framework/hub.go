@@ -134,6 +134,16 @@ func (h *Hub) MetricsURL() string {
 	return "http://127.0.0.1:" + strconv.Itoa(h.metricsPort) + "/metrics"
 }
 
+// EmbeddedEtcd is the client URL of the hub's embedded etcd and the
+// directory of its TLS files (ca/cert.pem; peer/cert.pem and key.pem also
+// serve as a client certificate); empty with an external etcd.
+func (h *Hub) EmbeddedEtcd() (url, secrets string) {
+	if len(h.opts.EtcdServers) > 0 {
+		return "", ""
+	}
+	return "https://localhost:" + strconv.Itoa(h.etcdPort), filepath.Join(h.opts.RootDir, "etcd-server", "secrets")
+}
+
 // KubeconfigPath is the admin kubeconfig the hub writes.
 func (h *Hub) KubeconfigPath() string { return filepath.Join(h.opts.RootDir, "admin.kubeconfig") }
 

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
+)
+
+// placementsPerWorkspace is how many of the background placements share a
+// team workspace.
+const placementsPerWorkspace = 100
+
+// load is a fleet carrying many placements: the background the loaded
+// figures are taken against.
+type load struct {
+	f *fleet
+	// workspaces holds the placements, placementsPerWorkspace each.
+	workspaces []string
+	placements int
+}
+
+// loadPlacements creates o.background PickN(o.backgroundPick) placements,
+// each of its own namespace with a ConfigMap, and waits until all are
+// Available. It records how long that took, the etcd bytes each
+// placement-cluster pair costs and the hub's memory then.
+func (f *fleet) loadPlacements(ctx context.Context, h *framework.Hub, res *results) (*load, error) {
+	l := &load{f: f, placements: f.opts.background}
+	pairs := l.placements * f.opts.backgroundPick
+	before, sizeErr := etcdBytes(ctx, h)
+	for i := 0; i*placementsPerWorkspace < l.placements; i++ {
+		path, err := h.CreateTeamWorkspace(ctx, fmt.Sprintf("load-%d-%s", i, framework.RandomSuffix()))
+		if err != nil {
+			return nil, err
+		}
+		l.workspaces = append(l.workspaces, path)
+	}
+	logf("creating %d placements, PickN(%d) each, in %d team workspaces", l.placements, f.opts.backgroundPick, len(l.workspaces))
+	start := time.Now()
+	err := parallelDo(l.placements, func(i int) error {
+		c, err := client.New(f.in(l.workspaces[i/placementsPerWorkspace]), client.Options{Scheme: scheme})
+		if err != nil {
+			return err
+		}
+		ns := fmt.Sprintf("load-%d", i)
+		for _, o := range []client.Object{
+			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"}, Data: map[string]string{"k": "v"}},
+			&placementv1beta1.ClusterResourcePlacement{
+				ObjectMeta: metav1.ObjectMeta{Name: ns},
+				Spec: placementv1beta1.PlacementSpec{
+					ResourceSelectors: []placementv1beta1.ResourceSelectorTerm{{Version: "v1", Kind: "Namespace", Name: ns}},
+					Policy: &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickNPlacementType,
+						NumberOfClusters: ptr.To(int32(f.opts.backgroundPick))},
+				},
+			},
+		} {
+			if err := client.IgnoreAlreadyExists(c.Create(ctx, o)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	logf("created in %s; waiting until all are Available", time.Since(start).Round(time.Second))
+	if err := l.waitAvailable(ctx, 30*time.Minute); err != nil {
+		return nil, err
+	}
+	took := time.Since(start)
+	res.add("load_available", took.Seconds(), "s", "", fmt.Sprintf("%d placements x %d clusters created, %d at a time, until all Available (%.0f pairs/s)",
+		l.placements, f.opts.backgroundPick, parallel, float64(pairs)/took.Seconds()))
+	if sizeErr == nil {
+		after, err := etcdBytes(ctx, h)
+		if err == nil {
+			total := logGrowth(before, after, pairs)
+			res.add("etcd_bytes_per_pair", float64(total)/float64(pairs), "B", "~16,000",
+				"keys and values at the current revision, all resources' growth over the placement-cluster pairs")
+		}
+	}
+	f.memory(res, "hub_rss_loaded", "2300 at 1,000 members alone (16 cores)",
+		fmt.Sprintf("%d members, %d placements x %d clusters", len(f.members), l.placements, f.opts.backgroundPick))
+	return l, nil
+}
+
+// waitAvailable waits until every placement of the load is Available at its
+// generation, logging progress.
+func (l *load) waitAvailable(ctx context.Context, timeout time.Duration) error {
+	last := -1
+	return wait.PollUntilContextTimeout(ctx, 5*time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		available, err := l.available(ctx)
+		if err != nil {
+			return false, nil
+		}
+		if available != last {
+			logf("%d of %d placements Available", available, l.placements)
+			last = available
+		}
+		return available == l.placements, nil
+	})
+}
+
+func (l *load) available(ctx context.Context) (int, error) {
+	var n atomic.Int64
+	err := parallelDo(len(l.workspaces), func(i int) error {
+		c, err := client.New(l.f.in(l.workspaces[i]), client.Options{Scheme: scheme})
+		if err != nil {
+			return err
+		}
+		list := &placementv1beta1.ClusterResourcePlacementList{}
+		if err := c.List(ctx, list); err != nil {
+			return err
+		}
+		for _, crp := range list.Items {
+			if strings.HasPrefix(crp.Name, "load-") && isAvailable(&crp) {
+				n.Add(1)
+			}
+		}
+		return nil
+	})
+	return int(n.Load()), err
+}
+
+func isAvailable(crp *placementv1beta1.ClusterResourcePlacement) bool {
+	a := meta.FindStatusCondition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType))
+	return a != nil && a.Status == metav1.ConditionTrue && a.ObservedGeneration == crp.Generation
+}
+
+// restart stops the hub and starts it again over the load, and records how
+// long until every placement's status is current again (the hub serves,
+// every placement has been reconciled since, the controllers' queues are
+// empty and every placement is Available) and the Work and binding writes
+// the restart caused (kcp's request counters start from zero with the hub).
+func (l *load) restart(ctx context.Context, h *framework.Hub, res *results) error {
+	logf("restarting the hub over %d placements", l.placements)
+	if err := h.Stop(); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := h.Start(ctx); err != nil {
+		return err
+	}
+	l.f.admin = h.Admin
+	res.add("restart_ready", time.Since(start).Seconds(), "s", "", "from starting the stopped hub until it serves /readyz")
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 15*time.Minute, true, func(ctx context.Context) (bool, error) {
+		m, err := framework.Scrape(h.MetricsURL())
+		if err != nil {
+			return false, nil
+		}
+		reconciled, _ := m.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "fleet-placement-crp"})
+		queued, _ := m.Sum("workqueue_depth", nil)
+		if reconciled < float64(l.placements) || queued > 0 {
+			return false, nil
+		}
+		available, err := l.available(ctx)
+		return err == nil && available == l.placements, nil
+	})
+	if err != nil {
+		return fmt.Errorf("placement statuses not current after the restart: %w", err)
+	}
+	res.add("restart_status_current", time.Since(start).Seconds(), "s", "675 (KubeFleet's report: 11 min 15 s)",
+		fmt.Sprintf("every one of %d placements reconciled since the start, the queues empty, all Available", l.placements))
+	served := l.f.prof.apiserverRequests()
+	for _, r := range []struct{ figure, resource string }{{"restart_work_writes", "works"}, {"restart_binding_writes", "clusterresourcebindings"}} {
+		res.add(r.figure, writesTo(served, r.resource), "requests", "", "creates, updates, patches and deletes (status included) since the restart")
+	}
+	return nil
+}
+
+// writesTo sums the write requests to a resource in counts keyed as
+// apiserverRequests keys them.
+func writesTo(counts map[string]float64, resource string) float64 {
+	var n float64
+	for key, v := range counts {
+		f := strings.Fields(key)
+		if len(f) == 3 && strings.Split(f[2], "/")[0] == resource {
+			switch strings.ToUpper(f[1]) {
+			case "POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION":
+				n += v
+			}
+		}
+	}
+	return n
+}
