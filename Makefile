@@ -19,7 +19,7 @@ FLEET_PORT ?= 6443
 
 TEST_TIMEOUT ?= 40m
 
-.PHONY: all build cluster-bins generate verify test test-unit test-e2e run bench bench-scale clean
+.PHONY: all build cluster-bins generate verify test test-unit test-e2e run bench bench-scale bench-tenancy clean
 
 all: build
 
@@ -98,17 +98,27 @@ clean:
 
 ## bench: performance benchmarks: the scheduler (one PickN(100) decision over
 ## 1,000 member clusters with affinity and topology spread; target p99 <= 20ms),
-## a 300-member pass of the scale harness and the figures of 3 real members
-## (test/scale --real-members 3); results and profiles in _output/
+## a 300-member pass of the scale harness (with 100 placements of 30 clusters
+## present for the loaded figures and a hub restart) and the figures of 3 real
+## members (test/scale --real-members 3); results and profiles in _output/
 bench: build cluster-bins
 	$(GO) test ./controllers/scheduler/framework/ -run '^$$' -bench . -benchtime 3s -benchmem
 	mkdir -p _output
-	FLEET_BIN_DIR=$(BIN) $(GO) run ./test/scale --members 300 --heartbeat-spread 20s --out $(CURDIR)/_output/scale-300.json --profile-dir $(CURDIR)/_output
+	FLEET_BIN_DIR=$(BIN) $(GO) run ./test/scale --members 300 --heartbeat-spread 20s --load 100 --load-pick 30 --out $(CURDIR)/_output/scale-300.json --profile-dir $(CURDIR)/_output
 	FLEET_BIN_DIR=$(BIN) $(GO) run ./test/scale --real-members 3 --out $(CURDIR)/_output/scale-real3.json --profile-dir $(CURDIR)/_output
 
-## bench-scale: the scale harness at 1,000 simulated members (test/scale;
+## bench-scale: the scale harness at 1,000 simulated members, then with
+## SCALE_LOAD placements of 100 clusters present and a hub restart (test/scale;
 ## SCALE_ARGS adds flags, e.g. --hub-kubeconfig FILE for an external hub)
 SCALE_MEMBERS ?= 1000
+SCALE_LOAD ?= 100
 bench-scale: build
 	mkdir -p _output
-	FLEET_BIN_DIR=$(BIN) $(GO) run ./test/scale --members $(SCALE_MEMBERS) --out $(CURDIR)/_output/scale-$(SCALE_MEMBERS).json $(SCALE_ARGS)
+	FLEET_BIN_DIR=$(BIN) $(GO) run ./test/scale --members $(SCALE_MEMBERS) --load $(SCALE_LOAD) --out $(CURDIR)/_output/scale-$(SCALE_MEMBERS).json --profile-dir $(CURDIR)/_output $(SCALE_ARGS)
+
+## bench-tenancy: 500 team workspaces with a PickN(10) placement each over
+## 1,000 simulated members: the hub's memory per workspace, and a new
+## placement's time in workspace 501 against the first
+bench-tenancy: build
+	mkdir -p _output
+	FLEET_BIN_DIR=$(BIN) $(GO) run ./test/scale --members 1000 --teams 500 --out $(CURDIR)/_output/scale-tenancy.json $(SCALE_ARGS)

@@ -87,6 +87,7 @@ func (l *localResources) crdDeleted(obj any) {
 func (l *localResources) watch(ws logicalcluster.Name, gvr schema.GroupVersionResource) localWatch {
 	ctx, stop := context.WithCancel(l.ctx)
 	informer := dynamicinformer.NewFilteredDynamicInformer(l.dyn.Cluster(ws.Path()), gvr, "", 0, toolscache.Indexers{}, nil).Informer()
+	_ = informer.SetTransform(identityOnly) // fails only once started
 	notify := func(obj any) { l.changed(ws, obj) }
 	_, _ = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    notify,

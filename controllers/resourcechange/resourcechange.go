@@ -135,7 +135,13 @@ func (d *Detector) Start(ctx context.Context, loopback *rest.Config, fleet clien
 	}
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
 	for _, gvr := range gvrs {
-		if _, err := factory.ForResource(gvr).Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		informer := factory.ForResource(gvr).Informer()
+		if gvr != crdResource {
+			if err := informer.SetTransform(identityOnly); err != nil {
+				return err
+			}
+		}
+		if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 			AddFunc:    d.changed,
 			UpdateFunc: func(_, obj any) { d.changed(obj) },
 			DeleteFunc: d.changed,
@@ -223,6 +229,30 @@ func (d *Detector) changedIn(ws logicalcluster.Name, obj any) {
 			}
 		}
 	}
+}
+
+// identityOnly keeps of a watched object only what says which placements
+// may select it (kind, workspace, namespace, name, labels): the watches
+// cover every workspace's ConfigMaps, Secrets, RBAC and more, whose
+// contents the hub must not hold twice (the placement controller reads
+// them when it selects).
+func identityOnly(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	out := &unstructured.Unstructured{}
+	out.SetAPIVersion(u.GetAPIVersion())
+	out.SetKind(u.GetKind())
+	out.SetName(u.GetName())
+	out.SetNamespace(u.GetNamespace())
+	out.SetUID(u.GetUID())
+	out.SetResourceVersion(u.GetResourceVersion())
+	out.SetLabels(u.GetLabels())
+	if ws, ok := u.GetAnnotations()[logicalcluster.AnnotationKey]; ok {
+		out.SetAnnotations(map[string]string{logicalcluster.AnnotationKey: ws})
+	}
+	return out, nil
 }
 
 // unwrap returns the object of a watch event, deleted ones included.

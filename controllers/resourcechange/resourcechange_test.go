@@ -3,6 +3,8 @@ package resourcechange
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -112,5 +114,33 @@ func TestAsCRDSkipsBoundAPIs(t *testing.T) {
 		if _, _, ok := asCRD(u); ok != want {
 			t.Errorf("asCRD in %q = %v, want %v", cluster, ok, want)
 		}
+	}
+}
+
+func TestIdentityOnlyKeepsWhatSelectionNeeds(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{
+			"name": "db", "namespace": "team", "uid": "u1", "resourceVersion": "7",
+			"labels":        map[string]any{"app": "db"},
+			"annotations":   map[string]any{"kcp.io/cluster": "ws1", "kubectl.kubernetes.io/last-applied-configuration": "{...}"},
+			"managedFields": []any{map[string]any{"manager": "kubectl"}},
+		},
+		"data": map[string]any{"password": "c2VjcmV0"},
+	}}
+	got, err := identityOnly(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{
+			"name": "db", "namespace": "team", "uid": "u1", "resourceVersion": "7",
+			"labels":      map[string]any{"app": "db"},
+			"annotations": map[string]any{"kcp.io/cluster": "ws1"},
+		},
+	}
+	if diff := cmp.Diff(want, got.(*unstructured.Unstructured).Object); diff != "" {
+		t.Errorf("identityOnly (-want +got):\n%s", diff)
 	}
 }

@@ -18,9 +18,12 @@ import (
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
-// placementsPerWorkspace is how many of the background placements share a
+// placementsPerWorkspace is how many of the --load placements share a
 // team workspace.
 const placementsPerWorkspace = 100
+
+// settle is how long the hub is left alone before its memory is read.
+const settle = 30 * time.Second
 
 // load is a fleet carrying many placements: the background the loaded
 // figures are taken against.
@@ -31,25 +34,71 @@ type load struct {
 	placements int
 }
 
-// loadPlacements creates o.background PickN(o.backgroundPick) placements,
-// each of its own namespace with a ConfigMap, and waits until all are
-// Available. It records how long that took, the etcd bytes each
-// placement-cluster pair costs and the hub's memory then.
+// loadPlacements creates o.load PickN(o.loadPick) placements and waits
+// until all are Available. It records how long that took, the etcd bytes
+// each placement-cluster pair costs and the hub's memory then.
 func (f *fleet) loadPlacements(ctx context.Context, h *framework.Hub, res *results) (*load, error) {
-	l := &load{f: f, placements: f.opts.background}
-	pairs := l.placements * f.opts.backgroundPick
+	pairs := f.opts.load * f.opts.loadPick
 	before, sizeErr := etcdBytes(ctx, h)
-	for i := 0; i*placementsPerWorkspace < l.placements; i++ {
-		path, err := h.CreateTeamWorkspace(ctx, fmt.Sprintf("load-%d-%s", i, framework.RandomSuffix()))
-		if err != nil {
-			return nil, err
-		}
-		l.workspaces = append(l.workspaces, path)
+	l, took, err := f.newLoad(ctx, h, "load", f.opts.load, f.opts.loadPick, placementsPerWorkspace)
+	if err != nil {
+		return nil, err
 	}
-	logf("creating %d placements, PickN(%d) each, in %d team workspaces", l.placements, f.opts.backgroundPick, len(l.workspaces))
+	res.add("load_available", took.Seconds(), "s", "", fmt.Sprintf("%d placements x %d clusters created, %d at a time, until all Available (%.0f pairs/s)",
+		l.placements, f.opts.loadPick, parallel, float64(pairs)/took.Seconds()))
+	if sizeErr == nil {
+		after, err := etcdBytes(ctx, h)
+		if err == nil {
+			total := logGrowth(before, after, pairs)
+			res.add("etcd_bytes_per_pair", float64(total)/float64(pairs), "B", "~16,000",
+				"keys and values at the current revision, all resources' growth over the placement-cluster pairs")
+		}
+	}
+	f.memory(res, "hub_rss_loaded", "2300 at 1,000 members alone (16 cores)",
+		fmt.Sprintf("%d members, %d placements x %d clusters", len(f.members), l.placements, f.opts.loadPick))
+	return l, nil
+}
+
+// tenancy puts o.teams team workspaces on the hub, each with one
+// PickN(o.teamPick) placement, records the hub's memory growth per
+// workspace, and times PickN placements again in a new workspace.
+func (f *fleet) tenancy(ctx context.Context, h *framework.Hub, res *results) error {
+	time.Sleep(settle)
+	before, _ := rssOf(h.Pid())
+	_, took, err := f.newLoad(ctx, h, "team", f.opts.teams, f.opts.teamPick, 1)
+	if err != nil {
+		return err
+	}
+	res.add("teams_available", took.Seconds(), "s", "", fmt.Sprintf("%d team workspaces created, each with a PickN(%d) placement, until all Available", f.opts.teams, f.opts.teamPick))
+	logf("letting the hub settle for %s", settle)
+	time.Sleep(settle)
+	if after, err := rssOf(h.Pid()); err == nil && before > 0 {
+		res.add("hub_rss_per_workspace", float64(after-before)/float64(f.opts.teams)/1e6, "MB", "3-4 (kcp's own figure per workspace)",
+			fmt.Sprintf("hub resident memory growth over %d team workspaces with a placement each, after %s settling", f.opts.teams, settle))
+	}
+	return f.placements(ctx, res, fmt.Sprintf("after_%d_teams", f.opts.teams))
+}
+
+// newLoad creates n placements, PickN(pick) each, perWorkspace to a new
+// team workspace, each of its own namespace with a ConfigMap, and waits
+// until all are Available.
+func (f *fleet) newLoad(ctx context.Context, h *framework.Hub, prefix string, n, pick, perWorkspace int) (*load, time.Duration, error) {
+	l := &load{f: f, placements: n}
 	start := time.Now()
-	err := parallelDo(l.placements, func(i int) error {
-		c, err := client.New(f.in(l.workspaces[i/placementsPerWorkspace]), client.Options{Scheme: scheme})
+	workspaces := make([]string, (n+perWorkspace-1)/perWorkspace)
+	logf("creating %d team workspaces", len(workspaces))
+	err := parallelDo(len(workspaces), func(i int) error {
+		path, err := h.CreateTeamWorkspace(ctx, fmt.Sprintf("%s-%d-%s", prefix, i, framework.RandomSuffix()))
+		workspaces[i] = path
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	l.workspaces = workspaces
+	logf("creating %d placements, PickN(%d) each, in %d team workspaces", n, pick, len(workspaces))
+	err = parallelDo(n, func(i int) error {
+		c, err := client.New(f.in(l.workspaces[i/perWorkspace]), client.Options{Scheme: scheme})
 		if err != nil {
 			return err
 		}
@@ -62,7 +111,7 @@ func (f *fleet) loadPlacements(ctx context.Context, h *framework.Hub, res *resul
 				Spec: placementv1beta1.PlacementSpec{
 					ResourceSelectors: []placementv1beta1.ResourceSelectorTerm{{Version: "v1", Kind: "Namespace", Name: ns}},
 					Policy: &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickNPlacementType,
-						NumberOfClusters: ptr.To(int32(f.opts.backgroundPick))},
+						NumberOfClusters: ptr.To(int32(pick))},
 				},
 			},
 		} {
@@ -73,26 +122,13 @@ func (f *fleet) loadPlacements(ctx context.Context, h *framework.Hub, res *resul
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	logf("created in %s; waiting until all are Available", time.Since(start).Round(time.Second))
-	if err := l.waitAvailable(ctx, 30*time.Minute); err != nil {
-		return nil, err
+	if err := l.waitAvailable(ctx, 60*time.Minute); err != nil {
+		return nil, 0, err
 	}
-	took := time.Since(start)
-	res.add("load_available", took.Seconds(), "s", "", fmt.Sprintf("%d placements x %d clusters created, %d at a time, until all Available (%.0f pairs/s)",
-		l.placements, f.opts.backgroundPick, parallel, float64(pairs)/took.Seconds()))
-	if sizeErr == nil {
-		after, err := etcdBytes(ctx, h)
-		if err == nil {
-			total := logGrowth(before, after, pairs)
-			res.add("etcd_bytes_per_pair", float64(total)/float64(pairs), "B", "~16,000",
-				"keys and values at the current revision, all resources' growth over the placement-cluster pairs")
-		}
-	}
-	f.memory(res, "hub_rss_loaded", "2300 at 1,000 members alone (16 cores)",
-		fmt.Sprintf("%d members, %d placements x %d clusters", len(f.members), l.placements, f.opts.backgroundPick))
-	return l, nil
+	return l, time.Since(start), nil
 }
 
 // waitAvailable waits until every placement of the load is Available at its

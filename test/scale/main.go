@@ -48,8 +48,11 @@ type options struct {
 	out             string
 	dir             string
 	profileDir      string
-	background      int
-	backgroundPick  int
+	load            int
+	loadPick        int
+	teams           int
+	teamPick        int
+	hubArgs         []string
 }
 
 func main() {
@@ -64,8 +67,14 @@ func main() {
 	flag.StringVar(&o.out, "out", "scale-results.json", "where the figures are written as JSON")
 	flag.StringVar(&o.dir, "dir", "", "state directory of an embedded hub; empty makes a temporary one")
 	flag.StringVar(&o.profileDir, "profile-dir", "", "write CPU and heap profiles of the embedded hub during the timed placements into this directory")
-	flag.IntVar(&o.background, "load", 0, "then create this many placements (PickN(--load-pick) each, 100 to a team workspace), time PickN placements again with them present, and restart the hub over them")
-	flag.IntVar(&o.backgroundPick, "load-pick", 100, "numberOfClusters of each --load placement")
+	flag.IntVar(&o.load, "load", 0, "then create this many placements (PickN(--load-pick) each, 100 to a team workspace), time PickN placements again with them present, and restart the hub over them")
+	flag.IntVar(&o.loadPick, "load-pick", 100, "numberOfClusters of each --load placement")
+	flag.IntVar(&o.teams, "teams", 0, "then create this many team workspaces with one PickN(--team-pick) placement each, read the hub's memory growth per workspace and time PickN placements again in a new workspace")
+	flag.IntVar(&o.teamPick, "team-pick", 10, "numberOfClusters of each --teams placement")
+	flag.Func("hub-arg", "a further fleet-hub start flag for the embedded hub (repeatable), e.g. --hub-arg=--watch-cache=false", func(s string) error {
+		o.hubArgs = append(o.hubArgs, s)
+		return nil
+	})
 	flag.Parse()
 
 	ctrl.SetLogger(logr.Discard())
@@ -113,7 +122,12 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	f.memory(res, "hub_rss", "2300 (KubeFleet, 16 cores)", fmt.Sprintf("after %d placements over %d members", o.samples, o.members))
-	if o.background > 0 {
+	if o.teams > 0 && h.Pid() != 0 {
+		if err := f.tenancy(ctx, h, res); err != nil {
+			return err
+		}
+	}
+	if o.load > 0 {
 		l, err := f.loadPlacements(ctx, h, res)
 		if err != nil {
 			return err
@@ -159,7 +173,7 @@ func hub(ctx context.Context, o options) (*framework.Hub, string, func(), error)
 		}
 	}
 	logf("starting the hub (state in %s)", dir)
-	h, err := framework.StartHub(ctx, framework.HubOptions{RootDir: filepath.Join(dir, "hub")})
+	h, err := framework.StartHub(ctx, framework.HubOptions{RootDir: filepath.Join(dir, "hub"), Args: o.hubArgs})
 	if err != nil {
 		return nil, "", nil, err
 	}

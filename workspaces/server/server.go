@@ -49,6 +49,13 @@ type Options struct {
 	// configured anywhere. Fleetplane's own admission needs none (schema
 	// rules and validating admission policies).
 	AdmissionWebhooks bool
+	// WatchCache turns on the API server's watch caches. Off (the
+	// default), lists and watches are served from etcd: the hub holds no
+	// decoded copy of every object and of the last 75 s of changes. With
+	// 300 members and 3,000 placement-cluster pairs that is 2.65 GB of
+	// memory instead of 7.4 GB, and placements become Available as fast or
+	// faster (docs/performance.md).
+	WatchCache bool
 }
 
 // DefaultOptions returns the settings `fleet-hub start` uses without flags.
@@ -163,6 +170,7 @@ func kcpOptions(opts Options) (*kcpoptions.Options, error) {
 	// Close open watches (every syncer holds some) on shutdown instead of
 	// waiting for the request timeout: SIGTERM then stops the hub in seconds.
 	cp.GenericServerRunOptions.ShutdownWatchTerminationGracePeriod = shutdownWatchGrace
+	cp.Etcd.EnableWatchCache = opts.WatchCache
 	if len(opts.EtcdServers) > 0 {
 		cp.Etcd.StorageConfig.Transport.ServerList = opts.EtcdServers
 	}
