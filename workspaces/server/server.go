@@ -128,6 +128,9 @@ func Run(ctx context.Context, opts Options, postStart PostStartFunc) error {
 	if err != nil {
 		return err
 	}
+	if err := leanMetadataInformers(s); err != nil {
+		return err
+	}
 	err = s.AddPostStartHook("fleet-crd-establishing", func(hookCtx genericapiserver.PostStartHookContext) error {
 		// Not fatal: the bootstrap reports what stays unbound.
 		if err := establishStuckCRDs(hookCtx.Context, rest.CopyConfig(hookCtx.LoopbackClientConfig)); err != nil {
