@@ -29,9 +29,22 @@ const settle = 30 * time.Second
 // figures are taken against.
 type load struct {
 	f *fleet
-	// workspaces holds the placements, placementsPerWorkspace each.
+	// workspaces holds the placements, placementsPerWorkspace each;
+	// clients are the admin's clients of them.
 	workspaces []string
+	clients    []client.Client
 	placements int
+}
+
+// connect makes one admin client per workspace (each reads discovery
+// once); again after a restart, which gives the admin a new token.
+func (l *load) connect() error {
+	l.clients = make([]client.Client, len(l.workspaces))
+	return parallelDo(len(l.workspaces), func(i int) error {
+		c, err := client.New(l.f.in(l.workspaces[i]), client.Options{Scheme: scheme})
+		l.clients[i] = c
+		return err
+	})
 }
 
 // loadPlacements creates o.load PickN(o.loadPick) placements and waits
@@ -96,12 +109,12 @@ func (f *fleet) newLoad(ctx context.Context, h *framework.Hub, prefix string, n,
 		return nil, 0, err
 	}
 	l.workspaces = workspaces
+	if err := l.connect(); err != nil {
+		return nil, 0, err
+	}
 	logf("creating %d placements, PickN(%d) each, in %d team workspaces", n, pick, len(workspaces))
 	err = parallelDo(n, func(i int) error {
-		c, err := client.New(f.in(l.workspaces[i/perWorkspace]), client.Options{Scheme: scheme})
-		if err != nil {
-			return err
-		}
+		c := l.clients[i/perWorkspace]
 		ns := fmt.Sprintf("load-%d", i)
 		for _, o := range []client.Object{
 			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
@@ -151,12 +164,8 @@ func (l *load) waitAvailable(ctx context.Context, timeout time.Duration) error {
 func (l *load) available(ctx context.Context) (int, error) {
 	var n atomic.Int64
 	err := parallelDo(len(l.workspaces), func(i int) error {
-		c, err := client.New(l.f.in(l.workspaces[i]), client.Options{Scheme: scheme})
-		if err != nil {
-			return err
-		}
 		list := &placementv1beta1.ClusterResourcePlacementList{}
-		if err := c.List(ctx, list); err != nil {
+		if err := l.clients[i].List(ctx, list); err != nil {
 			return err
 		}
 		for _, crp := range list.Items {
@@ -188,8 +197,11 @@ func (l *load) restart(ctx context.Context, h *framework.Hub, res *results) erro
 	if err := h.Start(ctx); err != nil {
 		return err
 	}
-	l.f.admin = h.Admin
 	res.add("restart_ready", time.Since(start).Seconds(), "s", "", "from starting the stopped hub until it serves /readyz")
+	l.f.admin = h.Admin
+	if err := l.connect(); err != nil {
+		return err
+	}
 	err := wait.PollUntilContextTimeout(ctx, time.Second, 15*time.Minute, true, func(ctx context.Context) (bool, error) {
 		m, err := framework.Scrape(h.MetricsURL())
 		if err != nil {
@@ -208,25 +220,22 @@ func (l *load) restart(ctx context.Context, h *framework.Hub, res *results) erro
 	}
 	res.add("restart_status_current", time.Since(start).Seconds(), "s", "675 (KubeFleet's report: 11 min 15 s)",
 		fmt.Sprintf("every one of %d placements reconciled since the start, the queues empty, all Available", l.placements))
-	served := l.f.prof.apiserverRequests()
+	served := l.f.prof.apiserverMetrics()
 	for _, r := range []struct{ figure, resource string }{{"restart_work_writes", "works"}, {"restart_binding_writes", "clusterresourcebindings"}} {
 		res.add(r.figure, writesTo(served, r.resource), "requests", "", "creates, updates, patches and deletes (status included) since the restart")
 	}
 	return nil
 }
 
-// writesTo sums the write requests to a resource in counts keyed as
-// apiserverRequests keys them.
-func writesTo(counts map[string]float64, resource string) float64 {
-	var n float64
-	for key, v := range counts {
-		f := strings.Fields(key)
-		if len(f) == 3 && strings.Split(f[2], "/")[0] == resource {
-			switch strings.ToUpper(f[1]) {
-			case "POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION":
-				n += v
-			}
+// writesTo sums the write requests to a resource (status included) in a
+// scrape of the API server's metrics.
+func writesTo(m framework.Metrics, resource string) float64 {
+	return countBy(m, "apiserver_request_total", func(l map[string]string) string {
+		if l["resource"] == resource && writeVerbs[l["verb"]] {
+			return "writes"
 		}
-	}
-	return n
+		return ""
+	})["writes"]
 }
+
+var writeVerbs = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "APPLY": true, "DELETE": true, "DELETECOLLECTION": true}

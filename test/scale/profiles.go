@@ -125,8 +125,20 @@ func logRequests(before, after map[string]float64, placements int) {
 }
 
 // apiserverRequests reads the hub API server's requests per verb, resource
-// and subresource, from all clients (its /metrics, as the shard admin).
+// and subresource, from all clients.
 func (p *profiler) apiserverRequests() map[string]float64 {
+	return countBy(p.apiserverMetrics(), "apiserver_request_total", func(l map[string]string) string {
+		key := "apiserver " + l["verb"] + " " + l["resource"]
+		if l["subresource"] != "" {
+			key += "/" + l["subresource"]
+		}
+		return key
+	})
+}
+
+// apiserverMetrics scrapes the hub API server's own /metrics, as the shard
+// admin; nil for an external hub or when the scrape fails.
+func (p *profiler) apiserverMetrics() framework.Metrics {
 	if p == nil || p.hub.Pid() == 0 {
 		return nil
 	}
@@ -143,11 +155,5 @@ func (p *profiler) apiserverRequests() map[string]float64 {
 		logf("reading the hub API server's metrics: %v", err)
 		return nil
 	}
-	return countBy(m, "apiserver_request_total", func(l map[string]string) string {
-		key := "apiserver " + l["verb"] + " " + l["resource"]
-		if l["subresource"] != "" {
-			key += "/" + l["subresource"]
-		}
-		return key
-	})
+	return m
 }
