@@ -26,6 +26,7 @@ import (
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/config/crds"
+	"github.com/fleetplane/fleetplane/controllers/common/managedfields"
 	"github.com/fleetplane/fleetplane/syncer/credential"
 	"github.com/fleetplane/fleetplane/syncer/membership"
 	"github.com/fleetplane/fleetplane/syncer/properties"
@@ -88,7 +89,11 @@ func Run(ctx context.Context, opts Options) error {
 	namespace := fmt.Sprintf(clusterv1beta1.NamespaceNameFormat, opts.MemberName)
 	log := ctrl.LoggerFrom(ctx).WithValues("member", opts.MemberName)
 
-	member, err := cluster.New(opts.Member, func(o *cluster.Options) { o.Scheme = scheme })
+	// Nothing the syncer does reads managed fields: its caches keep none.
+	member, err := cluster.New(opts.Member, func(o *cluster.Options) {
+		o.Scheme = scheme
+		o.Cache.DefaultTransform = cache.TransformStripManagedFields()
+	})
 	if err != nil {
 		return fmt.Errorf("connecting to the member cluster: %w", err)
 	}
@@ -116,9 +121,11 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("creating namespace %s on the member cluster for the syncer's lease: %w", clusterv1beta1.FleetSystemNamespace, err)
 	}
 	mgr, err := ctrl.NewManager(hub, ctrl.Options{
-		Scheme:                 scheme,
-		Logger:                 log,
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{namespace: {}}},
+		Scheme:    scheme,
+		Logger:    log,
+		NewClient: managedfields.NewClient,
+		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{namespace: {}},
+			DefaultTransform: cache.TransformStripManagedFields()},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// A syncer that lost its lease runs again in the same process, with

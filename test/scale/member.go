@@ -17,9 +17,11 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/controllers/common/managedfields"
 )
 
 // member is a simulated member cluster: a lightweight agent that talks to
@@ -32,6 +34,11 @@ type member struct {
 	nodes  int
 	// hub is a client of root:fleet with the member's token.
 	hub client.WithWatch
+	// writes writes to the hub as a syncer does (without managed fields).
+	writes client.Client
+	// superseded are versions of Works this member wrote and then wrote
+	// again before their watch events came.
+	superseded map[string]struct{}
 	// imc is the InternalMemberCluster as last written, nil to read it.
 	imc *clusterv1beta1.InternalMemberCluster
 }
@@ -58,7 +65,7 @@ func (m *member) connect(hub *rest.Config, token string) error {
 	if err != nil {
 		return err
 	}
-	m.hub = c
+	m.hub, m.writes, m.superseded = c, managedfields.Dropping(c), map[string]struct{}{}
 	return nil
 }
 
@@ -120,15 +127,16 @@ func (m *member) heartbeat(ctx context.Context) error {
 	st.Properties = map[clusterv1beta1.PropertyName]clusterv1beta1.PropertyValue{
 		clusterv1beta1.NodeCountProperty: {Value: strconv.Itoa(m.nodes), ObservationTime: now},
 	}
-	if err := m.hub.Status().Update(ctx, imc); err != nil {
+	if err := m.writes.Status().Update(ctx, imc); err != nil {
 		return err
 	}
 	m.imc = imc
 	return nil
 }
 
-// acknowledgeWork watches the member's Work and reports each new
-// generation Applied and Available, as a syncer whose applies all succeed.
+// acknowledgeWork watches the member's Work and writes it as a syncer whose
+// applies all succeed does: its cleanup finalizer first, then each new
+// generation reported Applied and Available; a deleted Work is released.
 func (m *member) acknowledgeWork(ctx context.Context) {
 	for ctx.Err() == nil {
 		w, err := m.hub.Watch(ctx, &placementv1beta1.WorkList{}, client.InNamespace(m.namespace()))
@@ -138,15 +146,41 @@ func (m *member) acknowledgeWork(ctx context.Context) {
 		}
 		for ev := range w.ResultChan() {
 			work, ok := ev.Object.(*placementv1beta1.Work)
-			if !ok || ev.Type == watch.Deleted || !work.DeletionTimestamp.IsZero() || acknowledged(work) {
+			if !ok || ev.Type == watch.Deleted {
 				continue
 			}
-			if err := m.acknowledge(ctx, work); err != nil && ctx.Err() == nil {
+			if err := m.handle(ctx, work); err != nil && ctx.Err() == nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
 				logf("%s: acknowledging Work %s: %v", m.name, work.Name, err)
 			}
 		}
 		w.Stop()
 	}
+}
+
+// handle makes the writes a syncer makes for one state of a Work. A
+// conflict is left to the watch event of the newer version.
+func (m *member) handle(ctx context.Context, work *placementv1beta1.Work) error {
+	if !work.DeletionTimestamp.IsZero() {
+		if controllerutil.RemoveFinalizer(work, placementv1beta1.WorkFinalizer) {
+			return m.writes.Update(ctx, work)
+		}
+		return nil
+	}
+	if _, ok := m.superseded[work.ResourceVersion]; ok {
+		delete(m.superseded, work.ResourceVersion)
+		return nil
+	}
+	if controllerutil.AddFinalizer(work, placementv1beta1.WorkFinalizer) {
+		if err := m.writes.Update(ctx, work); err != nil {
+			return err
+		}
+		// The status is written next: the event of this version is stale.
+		m.superseded[work.ResourceVersion] = struct{}{}
+	}
+	if acknowledged(work) {
+		return nil
+	}
+	return m.acknowledge(ctx, work)
 }
 
 func acknowledged(w *placementv1beta1.Work) bool {
@@ -178,5 +212,5 @@ func (m *member) acknowledge(ctx context.Context, work *placementv1beta1.Work) e
 		})
 	}
 	work.Status = st
-	return m.hub.Status().Update(ctx, work)
+	return m.writes.Status().Update(ctx, work)
 }

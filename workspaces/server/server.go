@@ -13,6 +13,7 @@ import (
 
 	"github.com/kcp-dev/embeddedetcd"
 	kcpoptions "github.com/kcp-dev/kcp/cmd/kcp/options"
+	"github.com/kcp-dev/kcp/pkg/admission/kubequota"
 	"github.com/kcp-dev/kcp/pkg/admission/mutatingwebhook"
 	"github.com/kcp-dev/kcp/pkg/admission/validatingwebhook"
 	kcpfeatures "github.com/kcp-dev/kcp/pkg/features"
@@ -56,6 +57,12 @@ type Options struct {
 	// memory instead of 7.4 GB, and placements become Available as fast or
 	// faster (docs/performance.md).
 	WatchCache bool
+	// ResourceQuotas enforces ResourceQuotas in workspaces. Off (the
+	// default), kcp's quota controller and quota admission do not run: kcp
+	// starts both once per workspace, and the controller's event handlers
+	// on every resource's informer were half of what each team workspace
+	// cost the hub (docs/performance.md). Fleetplane itself sets no quotas.
+	ResourceQuotas bool
 }
 
 // DefaultOptions returns the settings `fleet-hub start` uses without flags.
@@ -179,11 +186,25 @@ func kcpOptions(opts Options) (*kcpoptions.Options, error) {
 	}
 	o.Server.EmbeddedEtcd.ClientPort = strconv.Itoa(opts.EmbeddedEtcdClientPort)
 	o.Server.EmbeddedEtcd.PeerPort = strconv.Itoa(opts.EmbeddedEtcdPeerPort)
+	admission := cp.Admission.GenericAdmission
 	if !opts.AdmissionWebhooks {
-		admission := cp.Admission.GenericAdmission
 		admission.DisablePlugins = append(admission.DisablePlugins, mutatingwebhook.PluginName, validatingwebhook.PluginName)
 	}
+	if !opts.ResourceQuotas {
+		o.Server.Controllers.EnableAll = false
+		o.Server.Controllers.IndividuallyEnabled = kcpControllersButQuota
+		admission.DisablePlugins = append(admission.DisablePlugins, kubequota.PluginName)
+	}
 	return o, nil
+}
+
+// kcpControllersButQuota are the names kcp v0.28.1 gives its optional
+// controllers (pkg/server/server.go), the quota controller left out.
+var kcpControllersButQuota = []string{
+	"workspace-scheduler", "apibinding", "apiexport", "apisreplicateclusterrole", "apisreplicateclusterrolebinding",
+	"apisreplicatelogicalcluster", "tenancyreplicatelogicalcluster", "corereplicateclusterrole", "corereplicateclusterrolebinding",
+	"tenancyreplicateclusterrole", "tenancyreplicationclusterrolebinding", "apiexportendpointslice", "apibinder",
+	"defaultapibindinglifecycle", "partition", "garbagecollector", "dynamicrestmapper", "cache", "cachedresourcendpointslice",
 }
 
 // embeddedEtcdSnapshotCount is how many writes the embedded etcd takes

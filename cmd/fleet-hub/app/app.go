@@ -95,6 +95,7 @@ a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconf
 	f.DurationVar(&ctrlOpts.ForceDeleteWait, "force-delete-wait-time", ctrlOpts.ForceDeleteWait, "how long removing a member cluster waits for its syncer to confirm before its hub state is deleted anyway")
 	f.BoolVar(&opts.AdmissionWebhooks, "admission-webhooks", opts.AdmissionWebhooks, "call the admission webhooks workspaces configure (off by default: with kcp v0.28.1 it costs about a third of the hub's CPU under load; see docs/hub.md)")
 	f.BoolVar(&opts.WatchCache, "watch-cache", opts.WatchCache, "serve lists and watches from the API server's watch caches instead of etcd (several times the memory under load, no faster; see docs/performance.md)")
+	f.BoolVar(&opts.ResourceQuotas, "resource-quotas", opts.ResourceQuotas, "enforce ResourceQuotas in workspaces (kcp runs a quota controller per workspace: about half of what each team workspace costs the hub; see docs/hub.md)")
 	metricsOpts.AddFlags(f)
 	f.IntVarP(&opts.LogVerbosity, "v", "v", opts.LogVerbosity, "log verbosity")
 	return cmd

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -28,6 +29,7 @@ import (
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	fleetconfig "github.com/fleetplane/fleetplane/config/fleet"
 	"github.com/fleetplane/fleetplane/controllers/clustergrant"
+	"github.com/fleetplane/fleetplane/controllers/common/managedfields"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
 	"github.com/fleetplane/fleetplane/controllers/membercluster"
 	"github.com/fleetplane/fleetplane/controllers/placement"
@@ -89,6 +91,10 @@ func startControllers(ctx context.Context, loopback *rest.Config, opts controlle
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Logger:                 logger,
+		NewClient:              managedfields.NewClient,
+		// Nothing the controllers do reads managed fields: the cache of
+		// root:fleet (members, Works) keeps none.
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 	})
 	if err != nil {
 		return fmt.Errorf("creating the controller manager for %s: %w", fleetconfig.Path, err)

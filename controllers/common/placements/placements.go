@@ -20,6 +20,7 @@ import (
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/controllers/common/managedfields"
 	"github.com/fleetplane/fleetplane/workspaces/clients"
 )
 
@@ -323,5 +324,9 @@ func WorkspaceClient(ctx context.Context, mgr mcmanager.Manager, workspaces *cli
 	if err != nil {
 		return nil, err
 	}
-	return ws.CachedClient(cl)
+	c, err := ws.CachedClient(cl)
+	if err != nil {
+		return nil, err
+	}
+	return managedfields.Dropping(c), nil
 }

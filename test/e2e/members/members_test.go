@@ -131,6 +131,12 @@ var _ = Describe("Applying Work", func() {
 			g.Expect(d.Status.AvailableReplicas).To(BeEquivalentTo(3))
 		}, timeout, interval).Should(Succeed())
 
+		// The syncer's writes cleared the API server's field records of the
+		// Work (internal objects keep none).
+		w := &placementv1beta1.Work{}
+		Expect(fc.Get(ctx(), client.ObjectKeyFromObject(work), w)).To(Succeed())
+		Expect(w.ManagedFields).To(BeEmpty())
+
 		cm := &corev1.ConfigMap{}
 		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: "web", Name: "settings"}, cm)).To(Succeed())
 		Expect(cm.Data).To(HaveKeyWithValue("greeting", "hello"))

@@ -31,6 +31,15 @@ var _ = Describe("Deleting a placement", func() {
 			works := &placementv1beta1.WorkList{}
 			g.Expect(fleetClient().List(ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws})).To(Succeed())
 			g.Expect(works.Items).To(HaveLen(2))
+			// Internal objects keep none of the API server's field records.
+			bindings := &placementv1beta1.ClusterResourceBindingList{}
+			g.Expect(t.c.List(ctx(), bindings)).To(Succeed())
+			for _, w := range works.Items {
+				g.Expect(w.ManagedFields).To(BeEmpty(), "Work %s", w.Name)
+			}
+			for _, b := range bindings.Items {
+				g.Expect(b.ManagedFields).To(BeEmpty(), "binding %s", b.Name)
+			}
 		}).Should(Succeed())
 
 		t.deletePlacement(crp)
