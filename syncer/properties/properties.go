@@ -78,8 +78,8 @@ func (d *Default) Start(ctx context.Context, member *rest.Config) error {
 	}
 	d.client = c
 	d.changed = make(chan struct{}, 1)
-	nodes := informers.NewSharedInformerFactory(c, 0)
-	pods := informers.NewSharedInformerFactoryWithOptions(c, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+	nodes := informers.NewSharedInformerFactoryWithOptions(c, 0, informers.WithTransform(slim))
+	pods := informers.NewSharedInformerFactoryWithOptions(c, 0, informers.WithTransform(slim), informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.FieldSelector = "status.phase!=Succeeded,status.phase!=Failed"
 	}))
 	d.nodes = nodes.Core().V1().Nodes().Lister()
@@ -100,6 +100,40 @@ func (d *Default) Start(ctx context.Context, member *rest.Config) error {
 		}
 	}
 	return nil
+}
+
+// slim keeps of nodes, pods and namespaces only what Collect reads: a
+// member's pods, with their full specs and statuses, would otherwise be
+// most of the syncer's memory.
+func slim(obj any) (any, error) {
+	switch o := obj.(type) {
+	case *corev1.Node:
+		return &corev1.Node{ObjectMeta: identity(o.ObjectMeta),
+			Status: corev1.NodeStatus{Capacity: o.Status.Capacity, Allocatable: o.Status.Allocatable}}, nil
+	case *corev1.Pod:
+		return &corev1.Pod{ObjectMeta: identity(o.ObjectMeta), Spec: corev1.PodSpec{
+			NodeName: o.Spec.NodeName, Containers: requests(o.Spec.Containers), InitContainers: requests(o.Spec.InitContainers),
+			Overhead: o.Spec.Overhead, Resources: o.Spec.Resources,
+		}, Status: corev1.PodStatus{Phase: o.Status.Phase}}, nil
+	case *corev1.Namespace:
+		m := identity(o.ObjectMeta)
+		m.OwnerReferences = o.OwnerReferences
+		return &corev1.Namespace{ObjectMeta: m}, nil
+	}
+	return obj, nil
+}
+
+func identity(m metav1.ObjectMeta) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion}
+}
+
+// requests keeps what a pod's resource requests are computed from.
+func requests(containers []corev1.Container) []corev1.Container {
+	out := make([]corev1.Container, len(containers))
+	for i, c := range containers {
+		out[i] = corev1.Container{Name: c.Name, Resources: c.Resources, RestartPolicy: c.RestartPolicy}
+	}
+	return out
 }
 
 // Collect sums node capacity and allocatable and subtracts what scheduled

@@ -44,3 +44,33 @@ func TestUsage(t *testing.T) {
 	over := Usage([]*corev1.Node{node("1", "1Gi")}, []*corev1.Pod{pod("n", "2", "2Gi", corev1.PodRunning)})
 	check("available never negative", over.Available[corev1.ResourceCPU], "0")
 }
+
+// What the watch caches keep of nodes and pods gives the same usage as the
+// objects themselves, sidecars and pod overhead included.
+func TestSlimKeepsUsage(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	full := pod("n1", "500m", "1Gi", corev1.PodRunning)
+	full.Labels = map[string]string{"app": "web"}
+	full.Spec.Containers[0].Image, full.Spec.Containers[0].Env = "nginx", []corev1.EnvVar{{Name: "A", Value: "b"}}
+	full.Spec.InitContainers = []corev1.Container{{Name: "proxy", Image: "envoy", RestartPolicy: &always, Resources: corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}}}}
+	full.Spec.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+	full.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	n := node("4", "8Gi")
+	n.Status.Images = []corev1.ContainerImage{{Names: []string{"nginx"}, SizeBytes: 1 << 20}}
+
+	slimNode, _ := slim(n)
+	slimPod, _ := slim(full)
+	want := Usage([]*corev1.Node{n}, []*corev1.Pod{full})
+	got := Usage([]*corev1.Node{slimNode.(*corev1.Node)}, []*corev1.Pod{slimPod.(*corev1.Pod)})
+	for _, r := range trackedResources {
+		gotAvail, wantAvail, gotCap, wantCap := got.Available[r], want.Available[r], got.Capacity[r], want.Capacity[r]
+		if gotAvail.Cmp(wantAvail) != 0 || gotCap.Cmp(wantCap) != 0 {
+			t.Errorf("%s: slim objects give available %s capacity %s, the full ones %s and %s", r,
+				gotAvail.String(), gotCap.String(), wantAvail.String(), wantCap.String())
+		}
+	}
+	if p := slimPod.(*corev1.Pod); p.Labels != nil || p.Spec.Containers[0].Image != "" || p.Status.Conditions != nil {
+		t.Errorf("slim kept more than usage needs: %+v", p)
+	}
+}

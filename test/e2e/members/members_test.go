@@ -82,6 +82,9 @@ var _ = Describe("Joined member clusters", func() {
 				g.Expect(status.ResourceUsage.Allocatable.Memory().Cmp(allocMem)).To(BeZero())
 				g.Expect(status.ResourceUsage.Available.Cpu().Cmp(availCPU)).To(BeZero(), "available cpu %s vs %s", status.ResourceUsage.Available.Cpu(), &availCPU)
 			}, timeout, interval).Should(Succeed())
+			imc := &clusterv1beta1.InternalMemberCluster{}
+			Expect(fleetClient().Get(ctx(), client.ObjectKey{Namespace: "fleet-member-" + m.Name, Name: m.Name}, imc)).To(Succeed())
+			Expect(imc.ManagedFields).To(BeEmpty(), "no field records for heartbeats to rebuild")
 		}
 	})
 
