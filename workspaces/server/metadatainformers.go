@@ -11,11 +11,11 @@ import (
 	"github.com/kcp-dev/kcp/pkg/informer"
 	metadataclient "github.com/kcp-dev/kcp/pkg/metadata"
 	kcpserver "github.com/kcp-dev/kcp/pkg/server"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 )
 
 // leanMetadataInformers replaces kcp's discovering metadata informers with
@@ -50,7 +50,7 @@ func leanMetadataInformers(s *kcpserver.Server) error {
 			indexers[kcpcache.ClusterAndNamespaceIndexName] = kcpcache.ClusterAndNamespaceIndexFunc
 			inf := kcpdynamicinformer.NewFilteredDynamicInformer(metadata, gvr, resync, indexers, nil)
 			// Cannot fail: the informer has not started.
-			_ = inf.Informer().SetTransform(withoutManagedFields)
+			_ = inf.Informer().SetTransform(crcache.TransformStripManagedFields())
 			return inf
 		},
 		nil, source, cache.Indexers{},
@@ -63,11 +63,4 @@ func leanMetadataInformers(s *kcpserver.Server) error {
 		crds.Start(ctx.Done())
 		return nil
 	})
-}
-
-func withoutManagedFields(obj any) (any, error) {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		u.SetManagedFields(nil)
-	}
-	return obj, nil
 }

@@ -38,38 +38,43 @@ func recording(t *testing.T, objs ...client.Object) (client.Client, *[][]metav1.
 
 var someRecords = []metav1.ManagedFieldsEntry{{Manager: "fleet-hub", Operation: metav1.ManagedFieldsOperationUpdate}}
 
-func TestInternalObjectsDropRecords(t *testing.T) {
-	b := &placementv1beta1.ClusterResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: "b", ManagedFields: someRecords}}
-	// As a cache that strips managed fields shows it.
-	w := &placementv1beta1.Work{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "fleet-member-a"}}
-	c, sent := recording(t, b, w)
-	ctx := context.Background()
-	if err := c.Update(ctx, b); err != nil {
-		t.Fatal(err)
+// Each object is updated and status-updated through Dropping; every write
+// must carry the managed fields want says.
+func TestUpdatesCarry(t *testing.T) {
+	cleared := func(mf []metav1.ManagedFieldsEntry) bool {
+		return len(mf) == 1 && mf[0].Manager == "" && mf[0].FieldsV1 == nil
 	}
-	if err := c.Status().Update(ctx, w); err != nil {
-		t.Fatal(err)
-	}
-	for i, mf := range *sent {
-		if len(mf) != 1 || mf[0].Manager != "" || mf[0].FieldsV1 != nil {
-			t.Errorf("update %d carried managed fields %v, want the single empty entry that clears them", i, mf)
-		}
-	}
-}
-
-func TestUserObjectsKeepRecords(t *testing.T) {
-	p := &placementv1beta1.ClusterResourcePlacement{ObjectMeta: metav1.ObjectMeta{Name: "p", ManagedFields: someRecords}}
-	c, sent := recording(t, p)
-	ctx := context.Background()
-	if err := c.Update(ctx, p); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Status().Update(ctx, p); err != nil {
-		t.Fatal(err)
-	}
-	for i, mf := range *sent {
-		if len(mf) != 1 || mf[0].Manager != "fleet-hub" {
-			t.Errorf("update %d of a placement was sent managed fields %v; want its own records kept", i, mf)
-		}
+	kept := func(mf []metav1.ManagedFieldsEntry) bool { return len(mf) == 1 && mf[0].Manager == "fleet-hub" }
+	for _, tc := range []struct {
+		name string
+		obj  client.Object
+		want func([]metav1.ManagedFieldsEntry) bool
+	}{
+		{"a binding with records: the single empty entry that clears them",
+			&placementv1beta1.ClusterResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: "b", ManagedFields: someRecords}}, cleared},
+		// As a cache that strips managed fields shows it.
+		{"a Work showing none: the single empty entry all the same",
+			&placementv1beta1.Work{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "fleet-member-a"}}, cleared},
+		{"a placement (a user's object): its own records",
+			&placementv1beta1.ClusterResourcePlacement{ObjectMeta: metav1.ObjectMeta{Name: "p", ManagedFields: someRecords}}, kept},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, sent := recording(t, tc.obj)
+			ctx := context.Background()
+			if err := c.Update(ctx, tc.obj); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Status().Update(ctx, tc.obj); err != nil {
+				t.Fatal(err)
+			}
+			if len(*sent) != 2 {
+				t.Fatalf("%d writes recorded, want 2", len(*sent))
+			}
+			for i, mf := range *sent {
+				if !tc.want(mf) {
+					t.Errorf("write %d carried managed fields %v", i, mf)
+				}
+			}
+		})
 	}
 }
