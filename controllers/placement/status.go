@@ -245,8 +245,22 @@ func aggregate(t string, clusters []placementv1beta1.PerClusterPlacementStatus, 
 	default:
 		c.Status, c.Reason = metav1.ConditionTrue, reasons[0]
 		c.Message = fmt.Sprintf("%s on all %d scheduled cluster(s)", t, countScheduled(clusters))
+		if t == string(placementv1beta1.PerClusterOverriddenConditionType) && anyOverridden(clusters) {
+			c.Reason = placementv1beta1.OverriddenSucceededReason
+		}
 	}
 	return c
+}
+
+// anyOverridden tells whether overrides were applied on some cluster.
+func anyOverridden(clusters []placementv1beta1.PerClusterPlacementStatus) bool {
+	for _, s := range clusters {
+		c := meta.FindStatusCondition(s.Conditions, string(placementv1beta1.PerClusterOverriddenConditionType))
+		if c != nil && c.Reason == placementv1beta1.OverriddenSucceededReason {
+			return true
+		}
+	}
+	return false
 }
 
 func countScheduled(clusters []placementv1beta1.PerClusterPlacementStatus) int {

@@ -20,13 +20,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
 	mchandler "sigs.k8s.io/multicluster-runtime/pkg/handler"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
+	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/controllers/common/overrides"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
 	"github.com/fleetplane/fleetplane/metrics"
 	"github.com/fleetplane/fleetplane/workspaces/clients"
@@ -47,21 +50,40 @@ const defaultUnavailablePeriod = 60 * time.Second
 type Reconciler struct {
 	Manager    mcmanager.Manager
 	Workspaces *clients.Factory
+	// Fleet reads MemberClusters in root:fleet, whose labels decide which
+	// override rules apply to them.
+	Fleet client.Reader
 	placements.Scope
 
 	inFlight inFlight
 }
 
 // SetupWithManager registers the controller: placements, their bindings
-// (new decisions and progress) and resource snapshots (new content).
+// (new decisions and progress), resource snapshots (new content) and
+// override snapshots (new overrides).
 func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 	k := r.Sample()
-	return mcbuilder.ControllerManagedBy(mgr).
+	b := mcbuilder.ControllerManagedBy(mgr).
 		Named(r.Name(ControllerName)).
 		For(k.New(), mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(k.NewBinding(), mchandler.EnqueueRequestsFromMapFunc(placements.ToPlacement)).
 		Watches(k.NewResourceSnapshot(), mchandler.EnqueueRequestsFromMapFunc(placements.ToPlacement)).
-		Complete(metrics.Reconciler[mcreconcile.Request](r.Name(ControllerName), r))
+		Watches(&placementv1beta1.ResourceOverrideSnapshot{}, r.overridden()).
+		Watches(&clusterv1beta1.MemberCluster{}, r.relabelled(), mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false),
+			mcbuilder.WithPredicates(relabelling))
+	if !r.Namespaced {
+		// ClusterResourceOverrides serve ClusterResourcePlacements only.
+		b = b.Watches(&placementv1beta1.ClusterResourceOverrideSnapshot{}, r.overridden())
+	}
+	return b.Complete(metrics.Reconciler[mcreconcile.Request](r.Name(ControllerName), r))
+}
+
+// relabelling passes label changes of existing member clusters only.
+var relabelling = predicate.Funcs{
+	UpdateFunc:  predicate.LabelChangedPredicate{}.Update,
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
 }
 
 // Reconcile advances one placement's rollout by as much as its strategy allows.
@@ -93,13 +115,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	if r.inFlight.pending(req.String(), bindings) {
 		return ctrl.Result{RequeueAfter: placements.ConflictRetry}, nil
 	}
-	plan := planRollout(time.Now(), p, latest.GetName(), bindings)
+	want, err := r.applicableOverrides(ctx, c, k, latest, bindings)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	plan := planRollout(time.Now(), p, latest.GetName(), want, bindings)
 	for _, b := range plan.remove {
 		if err := client.IgnoreNotFound(c.Delete(ctx, b)); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	if err := r.bindAll(ctx, c, p, plan.update, latest.GetName(), req.String()); err != nil {
+	if err := r.bindAll(ctx, c, p, plan.update, latest.GetName(), want, req.String()); err != nil {
 		return placements.RetryConflict(err)
 	}
 	for _, b := range plan.current {
@@ -125,13 +151,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 // bindAll binds the bindings side by side: rolling out to 100 clusters must
 // not wait for 100 round trips one after another. One binding's error (a
 // conflict, when the cache is behind) does not cancel the others' writes.
-func (r *Reconciler) bindAll(ctx context.Context, c client.Client, p placementv1beta1.PlacementObj, bindings []placementv1beta1.BindingObj, snapshot, key string) error {
+func (r *Reconciler) bindAll(ctx context.Context, c client.Client, p placementv1beta1.PlacementObj, bindings []placementv1beta1.BindingObj, snapshot string,
+	want map[string]overrides.Applicable, key string) error {
 	var g errgroup.Group
 	g.SetLimit(placements.ParallelWrites)
 	for _, b := range bindings {
 		g.Go(func() error {
 			from := b.GetResourceVersion()
-			if err := r.bind(ctx, c, p, b, snapshot); err != nil {
+			if err := r.bind(ctx, c, p, b, snapshot, want[b.GetBindingSpec().TargetCluster]); err != nil {
 				return err
 			}
 			r.inFlight.wrote(key, b.GetUID(), from)
@@ -141,12 +168,13 @@ func (r *Reconciler) bindAll(ctx context.Context, c client.Client, p placementv1
 	return g.Wait()
 }
 
-// bind moves a binding to the latest resource snapshot and strategy; the
-// work generator then reports the rollout started, with the Work.
-func (r *Reconciler) bind(ctx context.Context, c client.Client, p placementv1beta1.PlacementObj, b placementv1beta1.BindingObj, snapshot string) error {
+// bind moves a binding to the latest resource snapshot, overrides and
+// strategy; the work generator then reports the rollout started, with the Work.
+func (r *Reconciler) bind(ctx context.Context, c client.Client, p placementv1beta1.PlacementObj, b placementv1beta1.BindingObj, snapshot string, o overrides.Applicable) error {
 	spec := b.GetBindingSpec().DeepCopy()
 	spec.State = placementv1beta1.BindingStateBound
 	spec.ResourceSnapshotName = snapshot
+	spec.ClusterResourceOverrideSnapshots, spec.ResourceOverrideSnapshots = o.Cluster, o.Namespaced
 	spec.ApplyStrategy = p.GetPlacementSpec().Strategy.ApplyStrategy.DeepCopy()
 	b.SetBindingSpec(*spec)
 	if err := c.Update(ctx, b); err != nil {
@@ -192,7 +220,7 @@ type plan struct {
 //     maxUnavailable: at least target-maxUnavailable bindings stay available;
 //   - adding a cluster needs room under maxSurge: at most target+maxSurge
 //     bindings are bound. In-place updates never surge.
-func planRollout(now time.Time, p placementv1beta1.PlacementObj, latest string, bindings []placementv1beta1.BindingObj) plan {
+func planRollout(now time.Time, p placementv1beta1.PlacementObj, latest string, want map[string]overrides.Applicable, bindings []placementv1beta1.BindingObj) plan {
 	ru := p.GetPlacementSpec().Strategy.RollingUpdate
 	maxUnavailableVal, maxSurgeVal, period := defaultMaxUnavailable, defaultMaxSurge, defaultUnavailablePeriod
 	if ru != nil {
@@ -265,7 +293,8 @@ func planRollout(now time.Time, p placementv1beta1.PlacementObj, latest string, 
 		}
 	}
 	for _, b := range bound {
-		if b.GetBindingSpec().ResourceSnapshotName == latest && sameStrategy(p, b) {
+		if spec := b.GetBindingSpec(); spec.ResourceSnapshotName == latest && sameStrategy(p, b) &&
+			want[spec.TargetCluster].Equal(spec.ClusterResourceOverrideSnapshots, spec.ResourceOverrideSnapshots) {
 			out.current = append(out.current, b)
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/controllers/common/overrides"
 )
 
 var now = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -54,6 +55,12 @@ func pickN(n int32, p *placementv1beta1.ClusterResourcePlacement) *placementv1be
 	return p
 }
 
+// withOverrides records ClusterResourceOverride snapshots on a binding.
+func withOverrides(b placementv1beta1.BindingObj, cro ...string) placementv1beta1.BindingObj {
+	b.(*placementv1beta1.ClusterResourceBinding).Spec.ClusterResourceOverrideSnapshots = cro
+	return b
+}
+
 func names(bs []placementv1beta1.BindingObj) []string {
 	var out []string
 	for _, b := range bs {
@@ -67,6 +74,7 @@ func TestPlanRollout(t *testing.T) {
 	tests := []struct {
 		name                              string
 		p                                 *placementv1beta1.ClusterResourcePlacement
+		overrides                         map[string]overrides.Applicable
 		bindings                          []placementv1beta1.BindingObj
 		wantUpdate, wantRemove, wantBlock []string
 		wantRecheck                       bool
@@ -174,6 +182,17 @@ func TestPlanRollout(t *testing.T) {
 			wantUpdate: []string{"c3"},
 		},
 		{
+			name:      "an override change is an update, one available cluster at a time",
+			p:         crp("1", "0"),
+			overrides: map[string]overrides.Applicable{"a": {Cluster: []string{"cro-1"}}, "b": {Cluster: []string{"cro-1"}}},
+			bindings: []placementv1beta1.BindingObj{
+				withOverrides(binding("a", bound, "s-1", true, "", 0), "cro-0"), withOverrides(binding("b", bound, "s-1", true, "", 0), "cro-0"),
+				binding("c", bound, "s-1", true, "", 0), // no override applies on c
+			},
+			wantUpdate: []string{"a"},
+			wantBlock:  []string{"b"},
+		},
+		{
 			name:       "percentages round up",
 			p:          crp("10%", "0"),
 			bindings:   []placementv1beta1.BindingObj{binding("a", bound, "s-0", true, "", 0), binding("b", bound, "s-0", true, "", 0)},
@@ -183,7 +202,7 @@ func TestPlanRollout(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := planRollout(now, tc.p, "s-1", tc.bindings)
+			got := planRollout(now, tc.p, "s-1", tc.overrides, tc.bindings)
 			check := func(what string, got, want []string) {
 				t.Helper()
 				if len(got) != len(want) {

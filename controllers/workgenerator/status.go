@@ -1,6 +1,7 @@
 package workgenerator
 
 import (
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -35,7 +36,17 @@ func bindingStatus(b placementv1beta1.BindingObj, works []placementv1beta1.Work,
 			meta.RemoveStatusCondition(&st.Conditions, string(t))
 		}
 	}
-	set(placementv1beta1.ResourceBindingOverridden, metav1.ConditionTrue, placementv1beta1.OverrideNotSpecifiedReason, "No override rules are configured for the selected resources")
+	var failed overrideFailure
+	switch {
+	case errors.As(syncErr, &failed):
+		set(placementv1beta1.ResourceBindingOverridden, metav1.ConditionFalse, placementv1beta1.OverriddenFailedReason, fmt.Sprintf("Failed to apply the override rules on the resources: %v", failed.error))
+		remove(placementv1beta1.ResourceBindingWorkSynchronized, placementv1beta1.ResourceBindingApplied, placementv1beta1.ResourceBindingAvailable)
+		return st
+	case len(spec.ClusterResourceOverrideSnapshots)+len(spec.ResourceOverrideSnapshots) > 0:
+		set(placementv1beta1.ResourceBindingOverridden, metav1.ConditionTrue, placementv1beta1.OverriddenSucceededReason, "Successfully applied the override rules on the resources")
+	default:
+		set(placementv1beta1.ResourceBindingOverridden, metav1.ConditionTrue, placementv1beta1.OverrideNotSpecifiedReason, "No override rules are configured for the selected resources")
+	}
 	if syncErr != nil {
 		set(placementv1beta1.ResourceBindingWorkSynchronized, metav1.ConditionFalse, placementv1beta1.SyncWorkFailedReason, fmt.Sprintf("Failed to synchronize the work to the latest: %v", syncErr))
 		remove(placementv1beta1.ResourceBindingApplied, placementv1beta1.ResourceBindingAvailable)

@@ -14,6 +14,7 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/controllers/common/overrides"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
 	"github.com/fleetplane/fleetplane/workspaces/tenancy"
 )
@@ -31,6 +32,8 @@ type trusted struct {
 	perms  tenancy.Permissions
 	// deleteStrategy is the placement's, recorded on its Works.
 	deleteStrategy placementv1beta1.DeletePropagationPolicy
+	// cluster is what overrides may read of the target cluster.
+	cluster overrides.Cluster
 }
 
 // annotate tells the member's syncer where a Work comes from and what it
@@ -82,12 +85,10 @@ func (r *Reconciler) trust(ctx context.Context, c client.Client, o origin) (trus
 	if err := verifyOrigin(p, o.binding, group, mc, access.Granted); err != nil {
 		return trusted{}, err
 	}
-	t := trusted{group: group, path: path, tenant: !access.Platform(), deleteStrategy: deleteStrategyOf(p)}
+	t := trusted{group: group, path: path, tenant: !access.Platform(), deleteStrategy: deleteStrategyOf(p),
+		cluster: overrides.Cluster{Name: mc.Name, Labels: mc.Labels}}
 	if t.tenant {
 		t.perms = access.Permissions(mc)
-		if err := checkPermissions(group, t.perms, mc.Name); err != nil {
-			return trusted{}, err
-		}
 	}
 	return t, nil
 }
@@ -125,18 +126,18 @@ func controlledBy(o metav1.Object, p placementv1beta1.PlacementObj) bool {
 	return ref != nil && ref.UID == p.GetUID() && ref.Name == p.GetName()
 }
 
-// checkPermissions refuses CustomResourceDefinitions for a team workspace
-// that no grant covering the cluster allows them: a CRD is shared by every
-// tenant of the member.
-func checkPermissions(group []placementv1beta1.ResourceSnapshotObj, perms tenancy.Permissions, cluster string) error {
+// checkPermissions refuses CustomResourceDefinitions, in the Works of a
+// team workspace, that no grant covering the cluster allows them: a CRD is
+// shared by every tenant of the member. Envelopes are open by then.
+func checkPermissions(works []*placementv1beta1.Work, perms tenancy.Permissions, cluster string) error {
 	if perms.CustomResourceDefinitions {
 		return nil
 	}
-	for _, s := range group {
-		for _, res := range s.GetResourceSnapshotSpec().SelectedResources {
+	for _, w := range works {
+		for _, m := range w.Spec.Workload.Manifests {
 			// Decoding every object on every sync would cost more than the
 			// Work itself; only a CRD names its own kind.
-			if !bytes.Contains(res.Raw, []byte(`"CustomResourceDefinition"`)) {
+			if !bytes.Contains(m.Raw, []byte(`"CustomResourceDefinition"`)) {
 				continue
 			}
 			var head struct {
@@ -146,8 +147,8 @@ func checkPermissions(group []placementv1beta1.ResourceSnapshotObj, perms tenanc
 					Name string `json:"name"`
 				} `json:"metadata"`
 			}
-			if err := json.Unmarshal(res.Raw, &head); err != nil {
-				return fmt.Errorf("resource snapshot %s holds an undecodable object: %w", s.GetName(), err)
+			if err := json.Unmarshal(m.Raw, &head); err != nil {
+				return fmt.Errorf("Work %s holds an undecodable object: %w", w.Name, err)
 			}
 			if head.Kind == "CustomResourceDefinition" && strings.HasPrefix(head.APIVersion, "apiextensions.k8s.io/") {
 				return fmt.Errorf("CustomResourceDefinition %s cannot be placed on member cluster %s: no ClusterGrant covering it allows this workspace to place CRDs (a platform admin can set spec.allowCustomResourceDefinitions on one, or place the CRD from root:fleet)", head.Metadata.Name, cluster)

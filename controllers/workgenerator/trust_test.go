@@ -11,6 +11,7 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/controllers/common/overrides"
 	"github.com/fleetplane/fleetplane/workspaces/tenancy"
 )
 
@@ -71,17 +72,31 @@ func TestVerifyOrigin(t *testing.T) {
 }
 
 func TestCheckPermissions(t *testing.T) {
-	crd := snapshotGroup("", 1)
-	crd[0].SetResourceSnapshotSpec(placementv1beta1.ResourceSnapshotSpec{SelectedResources: []placementv1beta1.ResourceContent{
-		{RawExtension: runtime.RawExtension{Raw: []byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.example.com"}}`)}},
-	}})
-	if err := checkPermissions(snapshotGroup("", 2), tenancy.Permissions{}, "m1"); err != nil {
+	o := origin{workspace: workspace, binding: binding("")}
+	works := func(raw string) []*placementv1beta1.Work {
+		s := snapshotGroup("", 1)[0]
+		s.SetResourceSnapshotSpec(placementv1beta1.ResourceSnapshotSpec{SelectedResources: []placementv1beta1.ResourceContent{
+			{RawExtension: runtime.RawExtension{Raw: []byte(raw)}},
+		}})
+		ws, err := o.works(0, s, overrides.Set{}, overrides.Cluster{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ws
+	}
+	const crd = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.example.com"}}`
+	if err := checkPermissions(works(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"app"}}`), tenancy.Permissions{}, "m1"); err != nil {
 		t.Errorf("namespaced objects: %v", err)
 	}
-	if err := checkPermissions(crd, tenancy.Permissions{}, "m1"); err == nil || !strings.Contains(err.Error(), "CustomResourceDefinition widgets.example.com cannot be placed on member cluster m1") {
-		t.Errorf("a CRD without permission: err = %v", err)
-	}
-	if err := checkPermissions(crd, tenancy.Permissions{CustomResourceDefinitions: true}, "m1"); err != nil {
-		t.Errorf("a CRD with permission: %v", err)
+	for what, raw := range map[string]string{
+		"a CRD":                crd,
+		"a CRD in an envelope": `{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ClusterResourceEnvelope","metadata":{"name":"e"},"data":{"crd":` + crd + `}}`,
+	} {
+		if err := checkPermissions(works(raw), tenancy.Permissions{}, "m1"); err == nil || !strings.Contains(err.Error(), "CustomResourceDefinition widgets.example.com cannot be placed on member cluster m1") {
+			t.Errorf("%s without permission: err = %v", what, err)
+		}
+		if err := checkPermissions(works(raw), tenancy.Permissions{CustomResourceDefinitions: true}, "m1"); err != nil {
+			t.Errorf("%s with permission: %v", what, err)
+		}
 	}
 }

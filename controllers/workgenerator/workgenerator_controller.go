@@ -29,6 +29,7 @@ import (
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
+	"github.com/fleetplane/fleetplane/controllers/common/overrides"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
 	"github.com/fleetplane/fleetplane/controllers/common/predicates"
 	"github.com/fleetplane/fleetplane/metrics"
@@ -148,10 +149,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 			return ctrl.Result{}, syncErr
 		}
 	default:
-		var t trusted
-		if t, syncErr = r.trust(ctx, c, origin); syncErr == nil {
-			works, syncErr = r.syncWorks(ctx, origin, t)
-		}
+		works, syncErr = r.render(ctx, c, origin)
 	}
 	status := bindingStatus(b, works, syncErr)
 	if !equality.Semantic.DeepEqual(status, *b.GetBindingStatus()) {
@@ -161,6 +159,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		}
 	}
 	return ctrl.Result{}, syncErr
+}
+
+// render writes the binding's Works once its origin is trusted and its
+// overrides are read.
+func (r *Reconciler) render(ctx context.Context, c client.Client, o origin) ([]placementv1beta1.Work, error) {
+	t, err := r.trust(ctx, c, o)
+	if err != nil {
+		return nil, err
+	}
+	spec := o.binding.GetBindingSpec()
+	ov, err := overrides.Load(ctx, c, spec.ClusterResourceOverrideSnapshots, spec.ResourceOverrideSnapshots)
+	if err != nil {
+		return nil, overrideFailure{err}
+	}
+	return r.syncWorks(ctx, o, t, ov)
 }
 
 // cleanUp deletes the binding's Work and releases the binding once it is

@@ -2,20 +2,48 @@ package workgenerator
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/controllers/common/envelopes"
+	"github.com/fleetplane/fleetplane/controllers/common/overrides"
 )
 
-// syncWorks writes one Work per shard of the binding's resource snapshot
-// group and deletes Works of shards that no longer exist. Unchanged Works are
-// not written. It returns the binding's Works as they are now.
-func (r *Reconciler) syncWorks(ctx context.Context, o origin, t trusted) ([]placementv1beta1.Work, error) {
+// overrideFailure is an override that could not be applied: the binding's
+// Works are left as they are.
+type overrideFailure struct{ error }
+
+func (f overrideFailure) Unwrap() error { return f.error }
+
+// syncWorks writes the binding's Works, with its overrides applied: one per
+// shard of its resource snapshot group and one per envelope the snapshot
+// holds. It deletes Works that are no longer wanted; unchanged Works are not
+// written. It returns the binding's Works as they are now.
+func (r *Reconciler) syncWorks(ctx context.Context, o origin, t trusted, ov overrides.Set) ([]placementv1beta1.Work, error) {
+	var wanted []*placementv1beta1.Work
+	for sub, s := range t.group {
+		ws, err := o.works(sub, s, ov, t.cluster)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range ws {
+			t.annotate(w)
+		}
+		wanted = append(wanted, ws...)
+	}
+	if t.tenant {
+		if err := checkPermissions(wanted, t.perms, t.cluster.Name); err != nil {
+			return nil, err
+		}
+	}
 	existing, err := r.existingWorks(ctx, o)
 	if err != nil {
 		return nil, err
@@ -25,9 +53,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, o origin, t trusted) ([]plac
 		byName[existing[i].Name] = &existing[i]
 	}
 	var current []placementv1beta1.Work
-	for sub, s := range t.group {
-		want := o.work(sub, s)
-		t.annotate(want)
+	for _, want := range wanted {
 		got, err := r.apply(ctx, byName[want.Name], want)
 		if err != nil {
 			return nil, err
@@ -43,12 +69,51 @@ func (r *Reconciler) syncWorks(ctx context.Context, o origin, t trusted) ([]plac
 	return current, nil
 }
 
-// work renders the Work for one shard of the snapshot.
-func (o origin) work(sub int, s placementv1beta1.ResourceSnapshotObj) *placementv1beta1.Work {
+// works renders the Works of one shard of the snapshot on the cluster: the
+// shard's own, and one per envelope in it, which carries the envelope's
+// objects (the envelope itself is never applied). A malformed envelope is an
+// error naming it and its entry; an override that cannot apply, an
+// overrideFailure.
+func (o origin) works(sub int, s placementv1beta1.ResourceSnapshotObj, ov overrides.Set, cluster overrides.Cluster) ([]*placementv1beta1.Work, error) {
 	name := fmt.Sprintf(placementv1beta1.FirstWorkNameFmt, o.workPrefix())
 	if sub > 0 {
 		name = fmt.Sprintf(placementv1beta1.WorkNameWithSubindexFmt, o.workPrefix(), sub)
 	}
+	shard := o.newWork(name, s)
+	out := []*placementv1beta1.Work{shard}
+	for _, res := range s.GetResourceSnapshotSpec().SelectedResources {
+		env, err := envelopes.Open(res.Raw)
+		if err != nil {
+			return nil, err
+		}
+		if env == nil {
+			if err := add(shard, res.Raw, ov, cluster); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		w := o.newWork(fmt.Sprintf(placementv1beta1.WorkNameWithEnvelopeFmt, o.workPrefix(), envelopeSuffix(env.ID)), s)
+		w.Labels[placementv1beta1.EnvelopeTypeLabel] = string(env.ID.Type)
+		w.Labels[placementv1beta1.EnvelopeNameLabel] = env.ID.Name
+		w.Labels[placementv1beta1.EnvelopeNamespaceLabel] = env.ID.Namespace
+		for _, obj := range env.Objects {
+			if err := add(w, obj, ov, cluster); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// envelopeSuffix names an envelope's Work after the envelope, so that it
+// keeps its name from one snapshot to the next.
+func envelopeSuffix(id placementv1beta1.EnvelopeIdentifier) string {
+	sum := sha256.Sum256([]byte(string(id.Type) + "/" + id.Namespace + "/" + id.Name))
+	return hex.EncodeToString(sum[:])[:12]
+}
+
+func (o origin) newWork(name string, s placementv1beta1.ResourceSnapshotObj) *placementv1beta1.Work {
 	labels := o.labels()
 	labels[placementv1beta1.ParentResourceSnapshotIndexLabel] = s.GetLabels()[placementv1beta1.ResourceIndexLabel]
 	w := &placementv1beta1.Work{
@@ -57,13 +122,26 @@ func (o origin) work(sub int, s placementv1beta1.ResourceSnapshotObj) *placement
 			Annotations: map[string]string{placementv1beta1.ParentResourceSnapshotNameAnnotation: o.binding.GetBindingSpec().ResourceSnapshotName},
 		},
 	}
-	for _, res := range s.GetResourceSnapshotSpec().SelectedResources {
-		w.Spec.Workload.Manifests = append(w.Spec.Workload.Manifests, placementv1beta1.Manifest{RawExtension: res.RawExtension})
-	}
 	if as := o.binding.GetBindingSpec().ApplyStrategy; as != nil {
 		w.Spec.ApplyStrategy = as.DeepCopy()
 	}
 	return w
+}
+
+// add appends a manifest to a Work with the overrides applied; a Delete
+// override leaves it out.
+func add(w *placementv1beta1.Work, raw []byte, ov overrides.Set, cluster overrides.Cluster) error {
+	if !ov.Empty() {
+		var err error
+		if raw, err = ov.Apply(raw, cluster); err != nil {
+			return overrideFailure{err}
+		}
+		if raw == nil {
+			return nil
+		}
+	}
+	w.Spec.Workload.Manifests = append(w.Spec.Workload.Manifests, placementv1beta1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}})
+	return nil
 }
 
 // apply creates the Work or updates it when its spec or labels changed.

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/controllers/common/overrides"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
 	"github.com/fleetplane/fleetplane/workspaces/tenancy"
 )
@@ -82,7 +83,7 @@ func TestWorkNamesAndLabels(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := binding(tc.namespace)
 			s := snapshotGroup(tc.namespace, 3)[tc.sub]
-			w := origin{workspace: workspace, binding: b}.work(tc.sub, s)
+			w := render(t, origin{workspace: workspace, binding: b}, tc.sub, s)
 
 			if w.Name != tc.wantName || w.Namespace != "fleet-member-m1" {
 				t.Errorf("Work = %s/%s, want fleet-member-m1/%s", w.Namespace, w.Name, tc.wantName)
@@ -113,7 +114,7 @@ func TestWorkNamesAndLabels(t *testing.T) {
 
 func TestApplyWritesOnlyChangedWork(t *testing.T) {
 	want := func() *placementv1beta1.Work {
-		return origin{workspace: workspace, binding: binding("")}.work(0, snapshotGroup("", 1)[0])
+		return render(t, origin{workspace: workspace, binding: binding("")}, 0, snapshotGroup("", 1)[0])
 	}
 	tests := []struct {
 		name      string
@@ -172,7 +173,7 @@ func TestApplyWritesOnlyChangedWork(t *testing.T) {
 }
 
 func TestApplyRefusesWorkOfAnotherBinding(t *testing.T) {
-	w := origin{workspace: workspace, binding: binding("")}.work(0, snapshotGroup("", 1)[0])
+	w := render(t, origin{workspace: workspace, binding: binding("")}, 0, snapshotGroup("", 1)[0])
 	r := &Reconciler{Fleet: fakeClient(t, w.DeepCopy())}
 	if _, err := r.apply(context.Background(), nil, w); err == nil || !strings.Contains(err.Error(), "belongs to another binding") {
 		t.Errorf("creating over an existing Work: err = %v, want a conflict with another binding", err)
@@ -193,6 +194,16 @@ func workNames(t *testing.T, c client.Client) []string {
 	return out
 }
 
+// render is the Work of a shard without overrides.
+func render(t *testing.T, o origin, sub int, s placementv1beta1.ResourceSnapshotObj) *placementv1beta1.Work {
+	t.Helper()
+	ws, err := o.works(sub, s, overrides.Set{}, overrides.Cluster{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws[0]
+}
+
 func TestSyncWorks(t *testing.T) {
 	for kind, ns := range map[string]string{"CRP": "", "RP": "app"} {
 		t.Run(kind, func(t *testing.T) {
@@ -205,16 +216,16 @@ func TestSyncWorks(t *testing.T) {
 			// A Work of a third shard from an earlier snapshot, and Works of
 			// the same binding name in another workspace and in another
 			// placement kind, which are not this binding's.
-			stale := o.work(2, snapshotGroup(ns, 3)[2])
-			otherWS := origin{workspace: "3def", binding: b}.work(0, snapshotGroup(ns, 1)[0])
+			stale := render(t, o, 2, snapshotGroup(ns, 3)[2])
+			otherWS := render(t, origin{workspace: "3def", binding: b}, 0, snapshotGroup(ns, 1)[0])
 			otherNamespace := "app"
 			if ns == "app" {
 				otherNamespace = ""
 			}
-			otherKind := origin{workspace: workspace, binding: binding(otherNamespace)}.work(0, snapshotGroup(ns, 1)[0])
+			otherKind := render(t, origin{workspace: workspace, binding: binding(otherNamespace)}, 0, snapshotGroup(ns, 1)[0])
 			r := &Reconciler{Fleet: fakeClient(t, stale, otherWS, otherKind)}
 
-			works, err := r.syncWorks(ctx, o, group)
+			works, err := r.syncWorks(ctx, o, group, overrides.Set{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -236,7 +247,7 @@ func TestSyncWorks(t *testing.T) {
 			}
 
 			// Synced again with nothing changed, no Work is written.
-			again, err := r.syncWorks(ctx, o, group)
+			again, err := r.syncWorks(ctx, o, group, overrides.Set{})
 			if err != nil {
 				t.Fatal(err)
 			}

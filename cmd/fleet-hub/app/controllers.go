@@ -32,6 +32,7 @@ import (
 	"github.com/fleetplane/fleetplane/controllers/common/managedfields"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
 	"github.com/fleetplane/fleetplane/controllers/membercluster"
+	"github.com/fleetplane/fleetplane/controllers/override"
 	"github.com/fleetplane/fleetplane/controllers/placement"
 	"github.com/fleetplane/fleetplane/controllers/resourcechange"
 	"github.com/fleetplane/fleetplane/controllers/rollout"
@@ -151,6 +152,9 @@ func setupControllers(mgr mcmanager.Manager, workspaces *clients.Factory, opts c
 	}
 	sched := profile.NewDefaultFramework()
 	for _, namespaced := range []bool{false, true} {
+		if err := (&override.Reconciler{Manager: mgr, Workspaces: workspaces, Namespaced: namespaced}).SetupWithManager(mgr); err != nil {
+			return err
+		}
 		scope := placements.Scope{Namespaced: namespaced}
 		if err := (&placement.Reconciler{Manager: mgr, Workspaces: workspaces, Scope: scope, ResourceEpochs: changes.Epoch,
 			TeamReservedNamespaces: append(slices.Clone(placement.TeamReservedNamespaces), opts.TeamReservedNamespaces...)}).SetupWithManager(mgr, changes.Source(namespaced)); err != nil {
@@ -159,7 +163,7 @@ func setupControllers(mgr mcmanager.Manager, workspaces *clients.Factory, opts c
 		if err := (&scheduler.Reconciler{Manager: mgr, Framework: sched, Workspaces: workspaces, Scope: scope}).SetupWithManager(mgr); err != nil {
 			return err
 		}
-		if err := (&rollout.Reconciler{Manager: mgr, Workspaces: workspaces, Scope: scope}).SetupWithManager(mgr); err != nil {
+		if err := (&rollout.Reconciler{Manager: mgr, Workspaces: workspaces, Fleet: local.GetClient(), Scope: scope}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 		if err := (&workgenerator.Reconciler{Manager: mgr, Fleet: local.GetClient(), Workspaces: workspaces, Scope: scope}).SetupWithManager(mgr); err != nil {

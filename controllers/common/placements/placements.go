@@ -56,6 +56,14 @@ func (k Key) New() placementv1beta1.PlacementObj {
 	return &placementv1beta1.ResourcePlacement{}
 }
 
+// NewList returns an empty list of placements of the key's kind.
+func (k Key) NewList() placementv1beta1.PlacementListObj {
+	if k.Cluster() {
+		return &placementv1beta1.ClusterResourcePlacementList{}
+	}
+	return &placementv1beta1.ResourcePlacementList{}
+}
+
 // Get reads the placement.
 func Get(ctx context.Context, c client.Reader, k Key) (placementv1beta1.PlacementObj, error) {
 	p := k.New()

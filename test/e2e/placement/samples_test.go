@@ -5,6 +5,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -42,6 +43,26 @@ var _ = Describe("The samples", func() {
 				deploymentID("web", "web"), configMapID("web", "web-settings"),
 				{Version: "v1", Kind: "Service", Namespace: "web", Name: "web"},
 			}, "0")
+		}).Should(Succeed())
+
+		By("the overrides: three replicas on production clusters, pods and namespace labelled with their cluster")
+		Expect(t.applySamples("team-a/40-ro-web.yaml", "team-a/50-cro-namespace.yaml")).To(BeEmpty())
+		regions := map[string]string{"member-1": "eastus", "member-2": "westus"}
+		Eventually(func(g Gomega) {
+			for _, m := range allMembers() {
+				nsOn := &corev1.Namespace{}
+				g.Expect(memberClient(m).Get(ctx(), client.ObjectKey{Name: "web"}, nsOn)).To(Succeed())
+				g.Expect(nsOn.Labels).To(HaveKeyWithValue("fleet-cluster", m))
+			}
+			for m, region := range regions {
+				d := deploymentOn(g, m, "web", "web")
+				g.Expect(d.Spec.Replicas).To(HaveValue(BeEquivalentTo(3)), "replicas on %s", m)
+				g.Expect(d.Spec.Template.Labels).To(HaveKeyWithValue("fleet-cluster", m))
+				g.Expect(d.Spec.Template.Labels).To(HaveKeyWithValue("fleet-region", region))
+			}
+			rp := &placementv1beta1.ResourcePlacement{}
+			g.Expect(t.c.Get(ctx(), client.ObjectKey{Namespace: "web", Name: "web"}, rp)).To(Succeed())
+			g.Expect(condition(rp.Status.Conditions, string(placementv1beta1.ResourcePlacementOverriddenConditionType)).Reason).To(Equal(placementv1beta1.OverriddenSucceededReason))
 		}).Should(Succeed())
 	})
 

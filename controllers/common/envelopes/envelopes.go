@@ -1,0 +1,141 @@
+// Package envelopes opens the envelopes a placement selects: a
+// ClusterResourceEnvelope, a ResourceEnvelope or a ConfigMap annotated
+// kubernetes-fleet.io/envelope-configmap=true carries objects that must take
+// effect on member clusters only. The hub stores the envelope; its objects
+// exist nowhere on the hub and reach the members in a Work of their own.
+package envelopes
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+)
+
+// Envelope is an opened envelope.
+type Envelope struct {
+	ID placementv1beta1.EnvelopeIdentifier
+	// Objects are the carried objects as JSON, in key order.
+	Objects [][]byte
+}
+
+type head struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name        string            `json:"name"`
+		Namespace   string            `json:"namespace"`
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata"`
+}
+
+// Open returns the envelope a selected resource is, nil if it is none, or
+// an error naming the envelope and the entry that cannot be placed.
+func Open(raw []byte) (*Envelope, error) {
+	var h head
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return nil, err
+	}
+	gv, err := schema.ParseGroupVersion(h.APIVersion)
+	if err != nil {
+		return nil, err
+	}
+	id := placementv1beta1.EnvelopeIdentifier{Name: h.Metadata.Name, Namespace: h.Metadata.Namespace}
+	entries := map[string][]byte{}
+	switch {
+	case gv.Group == placementv1beta1.GroupVersion.Group && (h.Kind == string(placementv1beta1.ClusterResourceEnvelopeType) || h.Kind == string(placementv1beta1.ResourceEnvelopeType)):
+		id.Type = placementv1beta1.EnvelopeType(h.Kind)
+		var body struct {
+			Data map[string]json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(raw, &body); err != nil {
+			return nil, fmt.Errorf("%s: %w", describe(id), err)
+		}
+		for k, v := range body.Data {
+			entries[k] = v
+		}
+	case gv.Group == "" && h.Kind == "ConfigMap" && h.Metadata.Annotations[placementv1beta1.EnvelopeConfigMapAnnotation] == "true":
+		id.Type = placementv1beta1.ConfigMapEnvelopeType
+		var body struct {
+			Data map[string]string `json:"data"`
+		}
+		if err := json.Unmarshal(raw, &body); err != nil {
+			return nil, fmt.Errorf("%s: %w", describe(id), err)
+		}
+		for k, v := range body.Data {
+			entries[k] = []byte(v)
+		}
+	default:
+		return nil, nil
+	}
+	return open(id, entries)
+}
+
+func open(id placementv1beta1.EnvelopeIdentifier, entries map[string][]byte) (*Envelope, error) {
+	keys := make([]string, 0, len(entries))
+	for k := range entries {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	env := &Envelope{ID: id}
+	for _, k := range keys {
+		obj, err := entry(id, entries[k])
+		if err != nil {
+			return nil, fmt.Errorf("%s, entry %q: %w", describe(id), k, err)
+		}
+		env.Objects = append(env.Objects, obj)
+	}
+	if len(env.Objects) == 0 {
+		return nil, fmt.Errorf("%s carries no object: add at least one entry to its data", describe(id))
+	}
+	return env, nil
+}
+
+// entry checks one carried object and returns it as JSON. A
+// ClusterResourceEnvelope carries cluster-scoped objects; a ResourceEnvelope
+// and a ConfigMap envelope carry objects of their own namespace (one without
+// a namespace gets it; a cluster-scoped object in a ConfigMap envelope has it
+// dropped on the member).
+func entry(id placementv1beta1.EnvelopeIdentifier, raw []byte) ([]byte, error) {
+	js, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		return nil, fmt.Errorf("not a YAML or JSON object: %v", err)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(js, &obj); err != nil || obj == nil {
+		return nil, fmt.Errorf("not a single Kubernetes object: each entry holds one object with apiVersion, kind and metadata.name")
+	}
+	var h head
+	if err := json.Unmarshal(js, &h); err != nil {
+		return nil, fmt.Errorf("malformed metadata: %v", err)
+	}
+	switch {
+	case h.APIVersion == "" || h.Kind == "" || h.Metadata.Name == "":
+		return nil, fmt.Errorf("apiVersion, kind and metadata.name are required")
+	case h.Kind == string(placementv1beta1.ClusterResourceEnvelopeType) || h.Kind == string(placementv1beta1.ResourceEnvelopeType) ||
+		h.Metadata.Annotations[placementv1beta1.EnvelopeConfigMapAnnotation] == "true":
+		return nil, fmt.Errorf("envelopes cannot carry envelopes")
+	case id.Type == placementv1beta1.ClusterResourceEnvelopeType && h.Metadata.Namespace != "":
+		return nil, fmt.Errorf("%s %s is namespaced (namespace %s): a ClusterResourceEnvelope carries cluster-scoped objects only; put it in a ResourceEnvelope in namespace %s",
+			h.Kind, h.Metadata.Name, h.Metadata.Namespace, h.Metadata.Namespace)
+	case id.Type != placementv1beta1.ClusterResourceEnvelopeType && h.Metadata.Namespace != "" && h.Metadata.Namespace != id.Namespace:
+		return nil, fmt.Errorf("%s %s is in namespace %s: an envelope in namespace %s carries objects of its own namespace only", h.Kind, h.Metadata.Name, h.Metadata.Namespace, id.Namespace)
+	}
+	if id.Type != placementv1beta1.ClusterResourceEnvelopeType && h.Metadata.Namespace == "" {
+		md, _ := obj["metadata"].(map[string]any)
+		md["namespace"] = id.Namespace
+		return json.Marshal(obj)
+	}
+	return js, nil
+}
+
+func describe(id placementv1beta1.EnvelopeIdentifier) string {
+	if id.Namespace != "" {
+		return fmt.Sprintf("%s %s/%s", id.Type, id.Namespace, id.Name)
+	}
+	return fmt.Sprintf("%s %s", id.Type, id.Name)
+}
