@@ -64,17 +64,14 @@ func (r *Reconciler) applicableOverrides(ctx context.Context, c client.Reader, k
 
 // placedResources identifies what a snapshot group places: its resources,
 // and the objects of its envelopes in place of the envelopes, which
-// overrides select as any other object.
+// overrides select as any other object. A malformed envelope is left to the
+// work generator, which reports it on the binding.
 func placedResources(group []placementv1beta1.ResourceSnapshotObj) ([]placementv1beta1.ResourceIdentifier, error) {
 	var ids []placementv1beta1.ResourceIdentifier
 	for _, s := range group {
 		for _, res := range s.GetResourceSnapshotSpec().SelectedResources {
 			objs := [][]byte{res.Raw}
-			env, err := envelopes.Open(res.Raw)
-			if err != nil {
-				return nil, fmt.Errorf("resource snapshot %s: %w", s.GetName(), err)
-			}
-			if env != nil {
+			if env, err := envelopes.Open(res.Raw); err == nil && env != nil {
 				objs = env.Objects
 			}
 			for _, raw := range objs {

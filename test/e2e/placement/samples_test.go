@@ -6,6 +6,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -63,6 +66,33 @@ var _ = Describe("The samples", func() {
 			rp := &placementv1beta1.ResourcePlacement{}
 			g.Expect(t.c.Get(ctx(), client.ObjectKey{Namespace: "web", Name: "web"}, rp)).To(Succeed())
 			g.Expect(condition(rp.Status.Conditions, string(placementv1beta1.ResourcePlacementOverriddenConditionType)).Reason).To(Equal(placementv1beta1.OverriddenSucceededReason))
+		}).Should(Succeed())
+
+		By("the envelope: a quota and a role on every member, none on the hub")
+		limits := t.applySamples("team-a/60-envelope-quota.yaml")
+		Expect(limits).To(HaveLen(1))
+		t.place(limits[0])
+		Eventually(func(g Gomega) {
+			rp := &placementv1beta1.ResourcePlacement{}
+			g.Expect(t.c.Get(ctx(), client.ObjectKey{Namespace: "web", Name: "web-limits"}, rp)).To(Succeed())
+			expectAvailable(g, rp, allMembers(), []placementv1beta1.ResourceIdentifier{envelopeID("ResourceEnvelope", "web", "web-limits")}, "0")
+			expectOnlyOn(g, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "web"}}, allMembers()...)
+			expectOnlyOn(g, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "web-reader"}}, allMembers()...)
+		}).Should(Succeed())
+		Expect(apierrors.IsNotFound(t.c.Get(ctx(), client.ObjectKey{Namespace: "web", Name: "web-reader"}, &rbacv1.Role{}))).To(BeTrue())
+	})
+
+	It("envelopes: the platform's webhook configuration and ClusterRole reach the production clusters", func() {
+		t := platform()
+		placements := t.applySamples("envelopes/clusterresourceenvelope.yaml")
+		DeferCleanup(func() {
+			Expect(client.IgnoreNotFound(t.c.Delete(ctx(), &placementv1beta1.ClusterResourceEnvelope{ObjectMeta: metav1.ObjectMeta{Name: "fleet-guard"}}))).To(Succeed())
+		})
+		Expect(placements).To(HaveLen(1))
+		t.place(placements[0])
+		Eventually(func(g Gomega) {
+			expectAvailableUntrackable(g, t.getCRP(g, "fleet-guard"), []string{"member-1", "member-2"}, []placementv1beta1.ResourceIdentifier{envelopeID("ClusterResourceEnvelope", "", "fleet-guard")}, "0")
+			expectOnlyOn(g, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "fleet-guard-reader"}}, "member-1", "member-2")
 		}).Should(Succeed())
 	})
 

@@ -1,0 +1,129 @@
+package placement
+
+import (
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+)
+
+func enveloped(obj client.Object) placementv1beta1.EnvelopedObject {
+	return placementv1beta1.EnvelopedObject{RawExtension: runtime.RawExtension{Raw: mustJSON(obj)}}
+}
+
+func envelopeID(kind, ns, name string) placementv1beta1.ResourceIdentifier {
+	return placementv1beta1.ResourceIdentifier{Group: placementv1beta1.GroupVersion.Group, Version: "v1beta1", Kind: kind, Namespace: ns, Name: name}
+}
+
+var _ = Describe("Envelopes", func() {
+	It("carry a webhook configuration and a ClusterRole to the members, never creating them on the hub", func() {
+		t := platform()
+		name := uniqueName("hooks")
+		webhook := &admissionregistrationv1.ValidatingWebhookConfiguration{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+		}
+		role := &rbacv1.ClusterRole{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}},
+		}
+		env := &placementv1beta1.ClusterResourceEnvelope{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Data:       map[string]placementv1beta1.EnvelopedObject{"webhook.yaml": enveloped(webhook), "role.yaml": enveloped(role)},
+		}
+		t.create(env)
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(t.c.Delete(ctx(), env))).To(Succeed()) })
+		crp := newCRP(name, pickFixed("member-1", "member-2"), placementv1beta1.ResourceSelectorTerm{
+			Group: placementv1beta1.GroupVersion.Group, Version: "v1beta1", Kind: "ClusterResourceEnvelope", Name: name,
+		})
+		t.place(crp)
+
+		Eventually(func(g Gomega) {
+			// Members cannot tell whether webhook configurations and roles
+			// work: they count as available.
+			expectAvailableUntrackable(g, t.getCRP(g, name), []string{"member-1", "member-2"}, []placementv1beta1.ResourceIdentifier{envelopeID("ClusterResourceEnvelope", "", name)}, "0")
+			expectOnlyOn(g, &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}}, "member-1", "member-2")
+			expectOnlyOn(g, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}}, "member-1", "member-2")
+			works := &placementv1beta1.WorkList{}
+			g.Expect(fleetClient().List(ctx(), works, client.InNamespace("fleet-member-member-1"), client.MatchingLabels{
+				placementv1beta1.EnvelopeNameLabel: name, placementv1beta1.EnvelopeTypeLabel: "ClusterResourceEnvelope",
+			})).To(Succeed())
+			g.Expect(works.Items).To(HaveLen(1), "one Work carries the envelope's objects")
+			g.Expect(works.Items[0].Spec.Workload.Manifests).To(HaveLen(2))
+		}).Should(Succeed())
+		for _, obj := range []client.Object{&admissionregistrationv1.ValidatingWebhookConfiguration{}, &rbacv1.ClusterRole{}} {
+			err := t.c.Get(ctx(), client.ObjectKey{Name: name}, obj)
+			Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%T %s must not exist on the hub: %v", obj, name, err)
+		}
+
+		By("deleting the placement removes them from the members")
+		t.deletePlacement(crp)
+		Eventually(func(g Gomega) {
+			expectOnlyOn(g, &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}})
+			expectOnlyOn(g, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		}).Should(Succeed())
+	})
+
+	It("of a team carry namespaced objects of their namespace, overridable, and a malformed one is named with its entry", func() {
+		t := newTeam("envelopes")
+		ns := uniqueName("app")
+		role := &rbacv1.Role{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+			ObjectMeta: metav1.ObjectMeta{Name: "reader", Labels: map[string]string{"app": "demo"}},
+			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}},
+		}
+		quota := "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: pods\nspec:\n  hard:\n    pods: \"10\"\n"
+		configMapEnvelope := configMap(ns, "quota-envelope", map[string]string{"quota.yaml": quota})
+		configMapEnvelope.Annotations = map[string]string{placementv1beta1.EnvelopeConfigMapAnnotation: "true"}
+		t.create(namespace(ns),
+			&placementv1beta1.ResourceEnvelope{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rbac"}, Data: map[string]placementv1beta1.EnvelopedObject{"role.yaml": enveloped(role)}},
+			configMapEnvelope,
+			// The Role inside the envelope is overridden like any object.
+			resourceOverride(ns, "reader", []placementv1beta1.ResourceSelector{{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role", Name: "reader"}},
+				patchRule(onClusters(nil), jsonPatch("add", "/metadata/labels/cluster", "${MEMBER-CLUSTER-NAME}"))),
+		)
+		t.place(newCRP("app", pickFixed("member-3"), namespaceSelector(ns)))
+
+		Eventually(func(g Gomega) {
+			crp := t.getCRP(g, "app")
+			g.Expect(crp.Status.SelectedResources).To(ConsistOf(namespaceID(ns), envelopeID("ResourceEnvelope", ns, "rbac"), configMapID(ns, "quota-envelope")))
+			expectOverridden(g, crp, map[string]applied{"member-3": {ro: []placementv1beta1.NamespacedName{{Namespace: ns, Name: "reader-0"}}}})
+			got := &rbacv1.Role{}
+			g.Expect(memberClient("member-3").Get(ctx(), client.ObjectKey{Namespace: ns, Name: "reader"}, got)).To(Succeed())
+			g.Expect(got.Labels).To(HaveKeyWithValue("cluster", "member-3"))
+			q := &corev1.ResourceQuota{}
+			g.Expect(memberClient("member-3").Get(ctx(), client.ObjectKey{Namespace: ns, Name: "pods"}, q)).To(Succeed())
+			g.Expect(q.Spec.Hard.Pods().String()).To(Equal("10"))
+			// The envelopes themselves are not placed.
+			err := memberClient("member-3").Get(ctx(), client.ObjectKey{Namespace: ns, Name: "quota-envelope"}, &corev1.ConfigMap{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the ConfigMap envelope itself is not placed: %v", err)
+		}).Should(Succeed())
+		err := t.c.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "reader"}, &rbacv1.Role{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the Role must not exist in the team's workspace: %v", err)
+
+		By("an envelope carrying an object of another namespace")
+		bad := uniqueName("bad")
+		other := configMap("elsewhere", "x", nil)
+		other.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
+		t.create(namespace(bad), &placementv1beta1.ResourceEnvelope{ObjectMeta: metav1.ObjectMeta{Namespace: bad, Name: "wrong"},
+			Data: map[string]placementv1beta1.EnvelopedObject{"cm.yaml": enveloped(other)}})
+		t.place(newCRP("bad", pickFixed("member-3"), namespaceSelector(bad)))
+		Eventually(func(g Gomega) {
+			st := t.getCRP(g, "bad").Status
+			g.Expect(st.PerClusterPlacementStatuses).To(HaveLen(1))
+			c := condition(st.PerClusterPlacementStatuses[0].Conditions, string(placementv1beta1.PerClusterWorkSynchronizedConditionType))
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse), "%+v%s", c, describeClusters(&st))
+			g.Expect(c.Message).To(ContainSubstring(fmt.Sprintf(`ResourceEnvelope %s/wrong, entry "cm.yaml": ConfigMap x is in namespace elsewhere`, bad)))
+		}).Should(Succeed())
+	})
+})
