@@ -3,6 +3,7 @@ package placement
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,14 +18,42 @@ import (
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
 )
 
-// rolloutConditions are the per-cluster conditions a binding reports, in
-// the order a rollout reaches them; each only counts once the previous holds.
-var rolloutConditions = []string{
-	string(placementv1beta1.PerClusterRolloutStartedConditionType),
-	string(placementv1beta1.PerClusterOverriddenConditionType),
-	string(placementv1beta1.PerClusterWorkSynchronizedConditionType),
-	string(placementv1beta1.PerClusterAppliedConditionType),
-	string(placementv1beta1.PerClusterAvailableConditionType),
+// applyConditions are the per-cluster conditions a binding reports, in the
+// order a rollout reaches them; each only counts once the previous holds.
+// With ReportDiff nothing is applied: reportConditions end in DiffReported.
+var (
+	applyConditions = []string{
+		string(placementv1beta1.PerClusterRolloutStartedConditionType),
+		string(placementv1beta1.PerClusterOverriddenConditionType),
+		string(placementv1beta1.PerClusterWorkSynchronizedConditionType),
+		string(placementv1beta1.PerClusterAppliedConditionType),
+		string(placementv1beta1.PerClusterAvailableConditionType),
+	}
+	reportConditions = []string{
+		string(placementv1beta1.PerClusterRolloutStartedConditionType),
+		string(placementv1beta1.PerClusterOverriddenConditionType),
+		string(placementv1beta1.PerClusterWorkSynchronizedConditionType),
+		string(placementv1beta1.PerClusterDiffReportedConditionType),
+	}
+	allRolloutConditions = append(slices.Clone(applyConditions), string(placementv1beta1.PerClusterDiffReportedConditionType))
+)
+
+// rolloutConditions are the conditions of the placement's apply strategy.
+func rolloutConditions(p placementv1beta1.PlacementObj) []string {
+	if as := p.GetPlacementSpec().Strategy.ApplyStrategy; as != nil && as.Type == placementv1beta1.ApplyStrategyTypeReportDiff {
+		return reportConditions
+	}
+	return applyConditions
+}
+
+// withoutOthers removes the rollout conditions of the other apply strategy
+// (the placement's strategy may have changed).
+func withoutOthers(conds *[]metav1.Condition, prefix string, kept []string) {
+	for _, t := range allRolloutConditions {
+		if !slices.Contains(kept, t) {
+			meta.RemoveStatusCondition(conds, prefix+t)
+		}
+	}
 }
 
 // aggregate reasons of the placement-level conditions: what all clusters
@@ -35,6 +64,7 @@ var aggregateReasons = map[string][3]string{
 	string(placementv1beta1.PerClusterWorkSynchronizedConditionType): {placementv1beta1.WorkSynchronizedReason, placementv1beta1.WorkNotSynchronizedYetReason, placementv1beta1.WorkSynchronizedUnknownReason},
 	string(placementv1beta1.PerClusterAppliedConditionType):          {placementv1beta1.ApplySucceededReason, placementv1beta1.ApplyFailedReason, placementv1beta1.ApplyPendingReason},
 	string(placementv1beta1.PerClusterAvailableConditionType):        {placementv1beta1.AvailableReason, placementv1beta1.NotAvailableYetReason, placementv1beta1.AvailableUnknownReason},
+	string(placementv1beta1.PerClusterDiffReportedConditionType):     {placementv1beta1.DiffReportedStatusTrueReason, placementv1beta1.DiffReportedStatusFalseReason, placementv1beta1.DiffReportedStatusUnknownReason},
 }
 
 func conditionPrefix(p placementv1beta1.PlacementObj) string {
@@ -65,7 +95,9 @@ func buildStatus(p placementv1beta1.PlacementObj, selected []placementv1beta1.Re
 	// The rollout conditions hold only when every scheduled cluster has them;
 	// the first one that does not yet hold hides the ones after it.
 	stop := scheduled.Status != metav1.ConditionTrue
-	for _, t := range rolloutConditions {
+	conditions := rolloutConditions(p)
+	withoutOthers(&status.Conditions, conditionPrefix(p), conditions)
+	for _, t := range conditions {
 		name := conditionPrefix(p) + t
 		if stop {
 			meta.RemoveStatusCondition(&status.Conditions, name)
@@ -172,7 +204,9 @@ func perClusterStatuses(p placementv1beta1.PlacementObj, policySnap placementv1b
 			Message: fmt.Sprintf("Successfully scheduled resources for placement in %q (affinity score: %d, topology spread score: %d): %s", spec.TargetCluster, deref(score.AffinityScore), deref(score.TopologySpreadScore), d.Reason),
 		})
 		stop := false
-		for _, t := range rolloutConditions {
+		conditions := rolloutConditions(p)
+		withoutOthers(&s.Conditions, "", conditions)
+		for _, t := range conditions {
 			c := meta.FindStatusCondition(st.Conditions, t)
 			if stop || c == nil || c.ObservedGeneration != b.GetGeneration() {
 				meta.RemoveStatusCondition(&s.Conditions, t)
@@ -299,12 +333,13 @@ var eventReasons = map[string]string{
 	string(placementv1beta1.PerClusterWorkSynchronizedConditionType): "PlacementWorkSynchronized",
 	string(placementv1beta1.PerClusterAppliedConditionType):          "PlacementApplied",
 	string(placementv1beta1.PerClusterAvailableConditionType):        "PlacementAvailable",
+	string(placementv1beta1.PerClusterDiffReportedConditionType):     "PlacementDiffReported",
 }
 
 // emitEvents records conditions that newly turned True, and completion.
 func emitEvents(recorder record.EventRecorder, p placementv1beta1.PlacementObj, next placementv1beta1.PlacementStatus) {
 	prev := p.GetPlacementStatus().Conditions
-	for _, t := range rolloutConditions {
+	for _, t := range rolloutConditions(p) {
 		name := conditionPrefix(p) + t
 		if meta.IsStatusConditionTrue(next.Conditions, name) && !meta.IsStatusConditionTrue(prev, name) {
 			recorder.Event(p, "Normal", eventReasons[t], meta.FindStatusCondition(next.Conditions, name).Message)

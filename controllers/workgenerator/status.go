@@ -13,7 +13,8 @@ import (
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
 )
 
-// maxFailedPlacements caps the failed resources listed on a binding.
+// maxFailedPlacements caps the failed, drifted and diffed resources listed
+// on a binding.
 const maxFailedPlacements = 100
 
 // bindingStatus derives the binding's Overridden, WorkSynchronized, Applied
@@ -40,7 +41,7 @@ func bindingStatus(b placementv1beta1.BindingObj, works []placementv1beta1.Work,
 	switch {
 	case errors.As(syncErr, &failed):
 		set(placementv1beta1.ResourceBindingOverridden, metav1.ConditionFalse, placementv1beta1.OverriddenFailedReason, fmt.Sprintf("Failed to apply the override rules on the resources: %v", failed.error))
-		remove(placementv1beta1.ResourceBindingWorkSynchronized, placementv1beta1.ResourceBindingApplied, placementv1beta1.ResourceBindingAvailable)
+		remove(placementv1beta1.ResourceBindingWorkSynchronized, placementv1beta1.ResourceBindingApplied, placementv1beta1.ResourceBindingAvailable, placementv1beta1.ResourceBindingDiffReported)
 		return st
 	case len(spec.ClusterResourceOverrideSnapshots)+len(spec.ResourceOverrideSnapshots) > 0:
 		set(placementv1beta1.ResourceBindingOverridden, metav1.ConditionTrue, placementv1beta1.OverriddenSucceededReason, "Successfully applied the override rules on the resources")
@@ -49,10 +50,27 @@ func bindingStatus(b placementv1beta1.BindingObj, works []placementv1beta1.Work,
 	}
 	if syncErr != nil {
 		set(placementv1beta1.ResourceBindingWorkSynchronized, metav1.ConditionFalse, placementv1beta1.SyncWorkFailedReason, fmt.Sprintf("Failed to synchronize the work to the latest: %v", syncErr))
-		remove(placementv1beta1.ResourceBindingApplied, placementv1beta1.ResourceBindingAvailable)
+		remove(placementv1beta1.ResourceBindingApplied, placementv1beta1.ResourceBindingAvailable, placementv1beta1.ResourceBindingDiffReported)
 		return st
 	}
 	set(placementv1beta1.ResourceBindingWorkSynchronized, metav1.ConditionTrue, placementv1beta1.AllWorkSyncedReason, "All of the works are synchronized to the latest")
+	st.DriftedPlacements, st.DiffedPlacements = driftedPlacements(works), diffedPlacements(works)
+
+	if spec.ApplyStrategy != nil && spec.ApplyStrategy.Type == placementv1beta1.ApplyStrategyTypeReportDiff {
+		// Nothing is applied: the report is the outcome.
+		remove(placementv1beta1.ResourceBindingApplied, placementv1beta1.ResourceBindingAvailable)
+		reported := summarize(works, placementv1beta1.WorkConditionTypeDiffReported)
+		switch {
+		case reported.failed != "":
+			set(placementv1beta1.ResourceBindingDiffReported, metav1.ConditionFalse, placementv1beta1.WorkNotDiffReportedReason, fmt.Sprintf("Work object %s has not reported its differences", reported.failed))
+		case reported.pending != "":
+			set(placementv1beta1.ResourceBindingDiffReported, metav1.ConditionUnknown, placementv1beta1.DiffReportInProgressReason, fmt.Sprintf("Work object %s is reporting its differences", reported.pending))
+		default:
+			set(placementv1beta1.ResourceBindingDiffReported, metav1.ConditionTrue, placementv1beta1.AllWorkDiffReportedReason, "All corresponding work objects have reported their differences")
+		}
+		return st
+	}
+	remove(placementv1beta1.ResourceBindingDiffReported)
 
 	applied := summarize(works, placementv1beta1.WorkConditionTypeApplied)
 	switch {
@@ -124,15 +142,52 @@ func failedPlacements(works []placementv1beta1.Work) []placementv1beta1.FailedRe
 			if c == nil || c.Status != metav1.ConditionFalse {
 				continue
 			}
-			id := mc.Identifier
-			out = append(out, placementv1beta1.FailedResourcePlacement{
-				ResourceIdentifier: placementv1beta1.ResourceIdentifier{Group: id.Group, Version: id.Version, Kind: id.Kind, Namespace: id.Namespace, Name: id.Name},
-				Condition:          *c,
-			})
+			out = append(out, placementv1beta1.FailedResourcePlacement{ResourceIdentifier: identifier(&w, mc.Identifier), Condition: *c})
 			if len(out) == maxFailedPlacements {
 				return out
 			}
 		}
+	}
+	return out
+}
+
+// driftedPlacements lists the manifests the members changed, with the drifts.
+func driftedPlacements(works []placementv1beta1.Work) []placementv1beta1.DriftedResourcePlacement {
+	var out []placementv1beta1.DriftedResourcePlacement
+	for _, w := range works {
+		for _, mc := range w.Status.ManifestConditions {
+			if d := mc.DriftDetails; d != nil && len(out) < maxFailedPlacements {
+				out = append(out, placementv1beta1.DriftedResourcePlacement{ResourceIdentifier: identifier(&w, mc.Identifier),
+					ObservationTime: d.ObservationTime, TargetClusterObservedGeneration: d.ObservedInMemberClusterGeneration,
+					FirstDriftedObservedTime: d.FirstDriftedObservedTime, ObservedDrifts: d.ObservedDrifts})
+			}
+		}
+	}
+	return out
+}
+
+// diffedPlacements lists the manifests whose member copies differ (ReportDiff).
+func diffedPlacements(works []placementv1beta1.Work) []placementv1beta1.DiffedResourcePlacement {
+	var out []placementv1beta1.DiffedResourcePlacement
+	for _, w := range works {
+		for _, mc := range w.Status.ManifestConditions {
+			if d := mc.DiffDetails; d != nil && len(out) < maxFailedPlacements {
+				out = append(out, placementv1beta1.DiffedResourcePlacement{ResourceIdentifier: identifier(&w, mc.Identifier),
+					ObservationTime: d.ObservationTime, TargetClusterObservedGeneration: d.ObservedInMemberClusterGeneration,
+					FirstDiffedObservedTime: d.FirstDiffedObservedTime, ObservedDiffs: d.ObservedDiffs})
+			}
+		}
+	}
+	return out
+}
+
+// identifier names a manifest of a Work for the placement status, with the
+// envelope it came in, if any.
+func identifier(w *placementv1beta1.Work, id placementv1beta1.WorkResourceIdentifier) placementv1beta1.ResourceIdentifier {
+	out := placementv1beta1.ResourceIdentifier{Group: id.Group, Version: id.Version, Kind: id.Kind, Namespace: id.Namespace, Name: id.Name}
+	if t := w.Labels[placementv1beta1.EnvelopeTypeLabel]; t != "" {
+		out.Envelope = &placementv1beta1.EnvelopeIdentifier{Name: w.Labels[placementv1beta1.EnvelopeNameLabel],
+			Namespace: w.Labels[placementv1beta1.EnvelopeNamespaceLabel], Type: placementv1beta1.EnvelopeType(t)}
 	}
 	return out
 }

@@ -155,3 +155,36 @@ func render(v any) string {
 func escape(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
+
+// MaxDetails caps the differences reported for one object.
+const MaxDetails = 100
+
+// redacted replaces Secret values in reports.
+const redacted = "(redacted)"
+
+// ForReport caps the details and hides the values of a Secret's data: a
+// report reaches the hub, where the team, and anyone who reads the status,
+// must never see them.
+func ForReport(obj *unstructured.Unstructured, ds []Detail) []Detail {
+	if len(ds) > MaxDetails {
+		ds = ds[:MaxDetails]
+	}
+	if obj.GetKind() != "Secret" || obj.GroupVersionKind().Group != "" {
+		return ds
+	}
+	out := make([]Detail, len(ds))
+	for i, d := range ds {
+		if d.Path == "/data" || d.Path == "/stringData" || strings.HasPrefix(d.Path, "/data/") || strings.HasPrefix(d.Path, "/stringData/") {
+			d.InHub, d.InMember = hide(d.InHub), hide(d.InMember)
+		}
+		out[i] = d
+	}
+	return out
+}
+
+func hide(v string) string {
+	if v == "" {
+		return ""
+	}
+	return redacted
+}

@@ -155,7 +155,7 @@ func (r *Reconciler) recordApplied(ctx context.Context, aw *placementv1beta1.App
 	var applied []placementv1beta1.AppliedResourceMeta
 	for _, m := range ms {
 		switch {
-		case m.applied.ok && m.live != nil:
+		case m.applied.ok && m.live != nil && !m.diffReported:
 			applied = append(applied, placementv1beta1.AppliedResourceMeta{WorkResourceIdentifier: m.id, UID: m.live.GetUID()})
 		case m.obj != nil:
 			if res, ok := previous[keyOf(m.id)]; ok {

@@ -99,6 +99,12 @@ func (a *applier) apply(ctx context.Context, m *manifest) {
 			return
 		}
 	}
+	// A report reads the member's object: it holds to the same kinds and
+	// namespaces as a write would.
+	if a.strategy.Type == placementv1beta1.ApplyStrategyTypeReportDiff {
+		a.reportDiff(ctx, m)
+		return
+	}
 	// Twice at most: a create or write that lost a race with another
 	// placement is judged again on what won.
 	for attempt := 0; ; attempt++ {
@@ -113,8 +119,14 @@ func (a *applier) apply(ctx context.Context, m *manifest) {
 				m.fail(reason, msg)
 				return
 			}
-			if a.upToDate(live, m.hash) {
+			drifts := a.drifts(live)
+			if len(drifts) == 0 && a.upToDate(live, m.hash) {
 				m.applied = applyOutcome{ok: true, reason: placementv1beta1.ApplyResultApplied, message: "the object is up to date"}
+				return
+			}
+			if len(drifts) > 0 && a.strategy.WhenToApply == placementv1beta1.WhenToApplyTypeIfNotDrifted {
+				m.drifts = diff.ForReport(live, drifts)
+				m.fail(placementv1beta1.ApplyResultFoundDrifts, fmt.Sprintf("%s was changed on the member cluster at %s; whenToApply is IfNotDrifted, so the hub's version is not applied until the change is undone (or whenToApply is Always)", describe(live), paths(drifts)))
 				return
 			}
 		}
@@ -196,6 +208,11 @@ func (a *applier) write(ctx context.Context, m *manifest, live *unstructured.Uns
 		// placement racing to create it then conflicts on the owner
 		// annotation, which each placement applies with its own manager.
 		force := live != nil && a.owner.manages(live) && a.strategy.ServerSideApplyConfig != nil && a.strategy.ServerSideApplyConfig.ForceConflicts
+		// What was applied is kept as in client-side apply: drift is
+		// judged against it.
+		if modified, err := withLastApplied(desired); err != nil || len(modified) > maxLastAppliedSize {
+			dropLastApplied(desired)
+		}
 		return a.serverSideApply(ctx, desired, force)
 	}
 	return a.clientSideApply(ctx, desired, live)

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/syncer/diff"
 )
 
 // manifest is one entry of a Work, decoded, with what happened to it.
@@ -21,6 +22,12 @@ type manifest struct {
 	applied applyOutcome
 	avail   availabilityOutcome
 	live    *unstructured.Unstructured
+	// drifts are the member's changes to what this placement applied.
+	drifts []diff.Detail
+	// diffs are the differences ReportDiff found; diffReported is set once
+	// it compared (nothing to compare with when the object is missing).
+	diffs        []diff.Detail
+	diffReported bool
 }
 
 type applyOutcome struct {

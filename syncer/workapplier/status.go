@@ -3,11 +3,14 @@ package workapplier
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/syncer/availability"
+	"github.com/fleetplane/fleetplane/syncer/diff"
 )
 
 // assessAvailability checks an applied manifest's live object.
@@ -30,24 +33,31 @@ func assessAvailability(m *manifest) {
 }
 
 // buildStatus derives the Work status from the manifests' outcomes, keeping
-// the transition times of conditions that did not change.
+// the transition times of conditions, and the first-observed times of drifts
+// and diffs, that did not change.
 func buildStatus(work *placementv1beta1.Work, ms []*manifest, now metav1.Time) placementv1beta1.WorkStatus {
-	previous := map[int][]metav1.Condition{}
+	previous := map[int]placementv1beta1.ManifestCondition{}
 	for _, mc := range work.Status.ManifestConditions {
-		previous[mc.Identifier.Ordinal] = mc.Conditions
+		previous[mc.Identifier.Ordinal] = mc
 	}
 	status := placementv1beta1.WorkStatus{Conditions: append([]metav1.Condition(nil), work.Status.Conditions...)}
+	if strategyOf(work).Type == placementv1beta1.ApplyStrategyTypeReportDiff {
+		return diffStatus(work, status, ms, previous, now)
+	}
+	meta.RemoveStatusCondition(&status.Conditions, placementv1beta1.WorkConditionTypeDiffReported)
 	var failed, notAvailable, untrackable int
 	for _, m := range ms {
-		conds := append([]metav1.Condition(nil), previous[m.id.Ordinal]...)
+		prev := previous[m.id.Ordinal]
+		mc := placementv1beta1.ManifestCondition{Identifier: m.id, Conditions: append([]metav1.Condition(nil), prev.Conditions...)}
+		meta.RemoveStatusCondition(&mc.Conditions, placementv1beta1.WorkConditionTypeDiffReported)
 		applied := metav1.Condition{Type: placementv1beta1.WorkConditionTypeApplied, Status: metav1.ConditionTrue,
 			Reason: m.applied.reason, Message: m.applied.message, ObservedGeneration: work.Generation, LastTransitionTime: now}
 		if !m.applied.ok {
 			applied.Status = metav1.ConditionFalse
 			failed++
 		}
-		meta.SetStatusCondition(&conds, applied)
-		meta.SetStatusCondition(&conds, metav1.Condition{Type: placementv1beta1.WorkConditionTypeAvailable, Status: metav1.ConditionStatus(m.avail.status),
+		meta.SetStatusCondition(&mc.Conditions, applied)
+		meta.SetStatusCondition(&mc.Conditions, metav1.Condition{Type: placementv1beta1.WorkConditionTypeAvailable, Status: metav1.ConditionStatus(m.avail.status),
 			Reason: m.avail.reason, Message: m.avail.message, ObservedGeneration: work.Generation, LastTransitionTime: now})
 		switch {
 		case m.avail.reason == placementv1beta1.AvailabilityResultNotTrackable:
@@ -55,7 +65,10 @@ func buildStatus(work *placementv1beta1.Work, ms []*manifest, now metav1.Time) p
 		case m.avail.status != string(metav1.ConditionTrue):
 			notAvailable++
 		}
-		status.ManifestConditions = append(status.ManifestConditions, placementv1beta1.ManifestCondition{Identifier: m.id, Conditions: conds})
+		if len(m.drifts) > 0 {
+			mc.DriftDetails = driftDetails(prev.DriftDetails, m, now)
+		}
+		status.ManifestConditions = append(status.ManifestConditions, mc)
 	}
 
 	applied := metav1.Condition{Type: placementv1beta1.WorkConditionTypeApplied, ObservedGeneration: work.Generation, LastTransitionTime: now,
@@ -81,4 +94,85 @@ func buildStatus(work *placementv1beta1.Work, ms []*manifest, now metav1.Time) p
 	}
 	meta.SetStatusCondition(&status.Conditions, available)
 	return status
+}
+
+// diffStatus is the status of a ReportDiff Work: a DiffReported condition
+// per manifest and for the Work, with the differences found; nothing was
+// applied.
+func diffStatus(work *placementv1beta1.Work, status placementv1beta1.WorkStatus, ms []*manifest, previous map[int]placementv1beta1.ManifestCondition, now metav1.Time) placementv1beta1.WorkStatus {
+	meta.RemoveStatusCondition(&status.Conditions, placementv1beta1.WorkConditionTypeApplied)
+	meta.RemoveStatusCondition(&status.Conditions, placementv1beta1.WorkConditionTypeAvailable)
+	failed := 0
+	for _, m := range ms {
+		prev := previous[m.id.Ordinal]
+		var conds []metav1.Condition
+		if c := meta.FindStatusCondition(prev.Conditions, placementv1beta1.WorkConditionTypeDiffReported); c != nil {
+			conds = []metav1.Condition{*c}
+		}
+		c := metav1.Condition{Type: placementv1beta1.WorkConditionTypeDiffReported, Status: metav1.ConditionTrue, ObservedGeneration: work.Generation, LastTransitionTime: now,
+			Reason: placementv1beta1.DiffResultNoDiffFound, Message: "the member cluster's object matches the hub's"}
+		mc := placementv1beta1.ManifestCondition{Identifier: m.id}
+		switch {
+		case !m.diffReported:
+			failed++
+			c.Status, c.Reason, c.Message = metav1.ConditionFalse, m.applied.reason, m.applied.message
+			if c.Reason == "" {
+				c.Reason = placementv1beta1.DiffResultFailedToReportDiff
+			}
+		case len(m.diffs) > 0:
+			c.Reason, c.Message = placementv1beta1.DiffResultFoundDiff, fmt.Sprintf("the member cluster's object differs from the hub's at %s", paths(m.diffs))
+			mc.DiffDetails = diffDetails(prev.DiffDetails, m, now)
+		}
+		meta.SetStatusCondition(&conds, c)
+		mc.Conditions = conds
+		status.ManifestConditions = append(status.ManifestConditions, mc)
+	}
+	c := metav1.Condition{Type: placementv1beta1.WorkConditionTypeDiffReported, Status: metav1.ConditionTrue, ObservedGeneration: work.Generation, LastTransitionTime: now,
+		Reason: placementv1beta1.WorkAllManifestsDiffReportedReason, Message: "the differences of all manifests have been reported"}
+	if failed > 0 {
+		c.Status, c.Reason = metav1.ConditionFalse, placementv1beta1.WorkNotAllManifestsDiffReportedReason
+		c.Message = fmt.Sprintf("%d of %d manifests could not be compared; see manifestConditions", failed, len(ms))
+	}
+	meta.SetStatusCondition(&status.Conditions, c)
+	return status
+}
+
+// driftDetails reports a manifest's drifts; the times move only when the
+// drifts change, so that an unchanged drift is not rewritten on every pass.
+func driftDetails(prev *placementv1beta1.DriftDetails, m *manifest, now metav1.Time) *placementv1beta1.DriftDetails {
+	d := &placementv1beta1.DriftDetails{ObservationTime: now, FirstDriftedObservedTime: now, ObservedDrifts: patchDetails(m.drifts)}
+	if m.live != nil {
+		d.ObservedInMemberClusterGeneration = m.live.GetGeneration()
+	}
+	if prev != nil {
+		d.FirstDriftedObservedTime = prev.FirstDriftedObservedTime
+		if equality.Semantic.DeepEqual(prev.ObservedDrifts, d.ObservedDrifts) && prev.ObservedInMemberClusterGeneration == d.ObservedInMemberClusterGeneration {
+			d.ObservationTime = prev.ObservationTime
+		}
+	}
+	return d
+}
+
+// diffDetails is driftDetails for ReportDiff; the generation is unset when
+// the object does not exist on the member.
+func diffDetails(prev *placementv1beta1.DiffDetails, m *manifest, now metav1.Time) *placementv1beta1.DiffDetails {
+	d := &placementv1beta1.DiffDetails{ObservationTime: now, FirstDiffedObservedTime: now, ObservedDiffs: patchDetails(m.diffs)}
+	if m.live != nil {
+		d.ObservedInMemberClusterGeneration = ptr.To(m.live.GetGeneration())
+	}
+	if prev != nil {
+		d.FirstDiffedObservedTime = prev.FirstDiffedObservedTime
+		if equality.Semantic.DeepEqual(prev.ObservedDiffs, d.ObservedDiffs) && equality.Semantic.DeepEqual(prev.ObservedInMemberClusterGeneration, d.ObservedInMemberClusterGeneration) {
+			d.ObservationTime = prev.ObservationTime
+		}
+	}
+	return d
+}
+
+func patchDetails(ds []diff.Detail) []placementv1beta1.PatchDetail {
+	out := make([]placementv1beta1.PatchDetail, len(ds))
+	for i, d := range ds {
+		out[i] = placementv1beta1.PatchDetail{Path: d.Path, ValueInMember: d.InMember, ValueInHub: d.InHub}
+	}
+	return out
 }

@@ -199,10 +199,12 @@ func strategyOf(work *placementv1beta1.Work) placementv1beta1.ApplyStrategy {
 	return s
 }
 
+// countFailed counts the manifests to retry; a drifted one waits for the
+// member's change, which its watch reports.
 func countFailed(ms []*manifest) int {
 	n := 0
 	for _, m := range ms {
-		if !m.applied.ok {
+		if !m.applied.ok && len(m.drifts) == 0 {
 			n++
 		}
 	}

@@ -1,0 +1,52 @@
+package workapplier
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/syncer/diff"
+)
+
+// drifts compares an object this placement manages with what it last
+// applied to it (kept in the object's last-applied annotation): a difference
+// is a change made on the member. Objects written before the annotation was
+// kept, or whose manifest was too big for it, show no drift.
+func (a *applier) drifts(live *unstructured.Unstructured) []diff.Detail {
+	if !a.owner.manages(live) {
+		return nil
+	}
+	last := live.GetAnnotations()[placementv1beta1.LastAppliedConfigAnnotation]
+	if last == "" {
+		return nil
+	}
+	applied := &unstructured.Unstructured{}
+	if err := json.Unmarshal([]byte(last), &applied.Object); err != nil {
+		return nil
+	}
+	return a.compare(applied, live)
+}
+
+func (a *applier) compare(hub, live *unstructured.Unstructured) []diff.Detail {
+	return diff.Compare(hub, live, a.strategy.ComparisonOption == placementv1beta1.ComparisonOptionTypeFullComparison)
+}
+
+// reportDiff compares the manifest with the member's object and writes
+// nothing: ReportDiff only reports.
+func (a *applier) reportDiff(ctx context.Context, m *manifest) {
+	live, err := a.get(ctx, m.obj, false)
+	if err != nil {
+		m.fail(placementv1beta1.DiffResultFailedToReportDiff, fmt.Sprintf("reading %s from the member cluster: %v", describe(m.obj), err))
+		return
+	}
+	m.live, m.diffReported = live, true
+	m.applied = applyOutcome{ok: true}
+	if live == nil {
+		m.diffs = []diff.Detail{{Path: "/", InHub: "(the whole object: it does not exist on the member cluster)"}}
+		return
+	}
+	m.diffs = diff.ForReport(live, a.compare(m.obj, live))
+}

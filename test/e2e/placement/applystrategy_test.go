@@ -1,0 +1,147 @@
+package placement
+
+import (
+	"encoding/base64"
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
+)
+
+// clusterStatus is the placement status of one cluster.
+func clusterStatus(g Gomega, p placementv1beta1.PlacementObj, cluster string) placementv1beta1.PerClusterPlacementStatus {
+	for _, pcs := range p.GetPlacementStatus().PerClusterPlacementStatuses {
+		if pcs.ClusterName == cluster {
+			return pcs
+		}
+	}
+	g.Expect(cluster).To(BeEmpty(), "no placement status for %s", cluster)
+	return placementv1beta1.PerClusterPlacementStatus{}
+}
+
+var _ = Describe("Drift on a member", func() {
+	It("is kept and reported with whenToApply IfNotDrifted, and reverted with Always", func() {
+		t := newTeam("drift")
+		ns, _ := t.appNamespace("drift")
+		crp := newCRP("app", pickFixed("member-1"), namespaceSelector(ns))
+		crp.Spec.Strategy.ApplyStrategy = &placementv1beta1.ApplyStrategy{WhenToApply: placementv1beta1.WhenToApplyTypeIfNotDrifted}
+		t.place(crp)
+		settings := &corev1.ConfigMap{}
+		Eventually(func(g Gomega) {
+			g.Expect(condition(t.getCRP(g, "app").Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(memberClient("member-1").Get(ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, settings)).To(Succeed())
+		}).Should(Succeed())
+
+		By("editing the ConfigMap on the member, as kubectl edit would")
+		update(memberClient("member-1"), settings, func(cm *corev1.ConfigMap) { cm.Data["team"] = "edited on the member" })
+		drifted := func(g Gomega) {
+			crp := t.getCRP(g, "app")
+			pcs := clusterStatus(g, crp, "member-1")
+			g.Expect(pcs.DriftedPlacements).To(HaveLen(1), "%+v", pcs)
+			d := pcs.DriftedPlacements[0]
+			g.Expect(d.ResourceIdentifier).To(Equal(configMapID(ns, "settings")))
+			g.Expect(d.ObservedDrifts).To(Equal([]placementv1beta1.PatchDetail{{Path: "/data/team", ValueInMember: "edited on the member", ValueInHub: t.path}}))
+			g.Expect(d.FirstDriftedObservedTime.IsZero()).To(BeFalse())
+			g.Expect(d.ObservationTime.Before(&d.FirstDriftedObservedTime)).To(BeFalse())
+			applied := condition(pcs.Conditions, string(placementv1beta1.PerClusterAppliedConditionType))
+			g.Expect(applied.Status).To(Equal(metav1.ConditionFalse), "%+v", applied)
+			cm := &corev1.ConfigMap{}
+			g.Expect(memberClient("member-1").Get(ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, cm)).To(Succeed())
+			g.Expect(cm.Data).To(HaveKeyWithValue("team", "edited on the member"), "the drift is left alone")
+		}
+		Eventually(drifted).Should(Succeed())
+		Consistently(drifted, "3s", "500ms").Should(Succeed())
+
+		By("switching to whenToApply Always")
+		t.updateCRP("app", func(crp *placementv1beta1.ClusterResourcePlacement) {
+			crp.Spec.Strategy.ApplyStrategy.WhenToApply = placementv1beta1.WhenToApplyTypeAlways
+		})
+		Eventually(func(g Gomega) {
+			crp := t.getCRP(g, "app")
+			g.Expect(condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(clusterStatus(g, crp, "member-1").DriftedPlacements).To(BeEmpty())
+			cm := &corev1.ConfigMap{}
+			g.Expect(memberClient("member-1").Get(ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, cm)).To(Succeed())
+			g.Expect(cm.Data).To(HaveKeyWithValue("team", t.path), "the drift is reverted")
+		}).Should(Succeed())
+
+		By("a later edit is reverted at once")
+		update(memberClient("member-1"), settings, func(cm *corev1.ConfigMap) { cm.Data["team"] = "edited again" })
+		Eventually(func(g Gomega) {
+			cm := &corev1.ConfigMap{}
+			g.Expect(memberClient("member-1").Get(ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, cm)).To(Succeed())
+			g.Expect(cm.Data).To(HaveKeyWithValue("team", t.path))
+		}).Should(Succeed())
+	})
+})
+
+var _ = Describe("ReportDiff", func() {
+	It("writes nothing to a member and reports the exact paths where its objects differ, Secret values hidden", func() {
+		t := newTeam("report")
+		ns := "legacy-" + framework.RandomSuffix()
+		existingNS := namespace(ns)
+		existingCM := configMap(ns, "config", map[string]string{"v": "member", "member-only": "x"})
+		existingSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds"}, StringData: map[string]string{"password": "member-secret"}}
+		preexisting("member-3", existingNS, existingCM, existingSecret)
+		uids := uidsOn(Default, "member-3", existingNS, existingCM, existingSecret)
+		grant := &tenancyv1alpha1.ClusterGrant{
+			ObjectMeta: metav1.ObjectMeta{Name: uniqueName("report")},
+			Spec: tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{t.path}, TakeOverNamespaces: []string{"legacy-*"},
+				ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "canary"}}},
+		}
+		Expect(fleetClient().Create(ctx(), grant)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(ctx(), grant))).To(Succeed()) })
+
+		t.create(namespace(ns), configMap(ns, "config", map[string]string{"v": "hub"}), configMap(ns, "missing", map[string]string{"a": "b"}),
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds"}, StringData: map[string]string{"password": "hub-secret"}})
+		crp := newCRP("report", pickFixed("member-3"), namespaceSelector(ns))
+		crp.Spec.Strategy.ApplyStrategy = &placementv1beta1.ApplyStrategy{Type: placementv1beta1.ApplyStrategyTypeReportDiff}
+		t.place(crp)
+
+		Eventually(func(g Gomega) {
+			crp := t.getCRP(g, "report")
+			st := crp.Status
+			reported := condition(st.Conditions, string(placementv1beta1.ClusterResourcePlacementDiffReportedConditionType))
+			g.Expect(reported.Status).To(Equal(metav1.ConditionTrue), "%+v%s", reported, describeClusters(&st))
+			g.Expect(reported.Reason).To(Equal(placementv1beta1.DiffReportedStatusTrueReason))
+			g.Expect(reported.ObservedGeneration).To(Equal(crp.Generation))
+			for _, absent := range []placementv1beta1.ClusterResourcePlacementConditionType{
+				placementv1beta1.ClusterResourcePlacementAppliedConditionType, placementv1beta1.ClusterResourcePlacementAvailableConditionType,
+			} {
+				g.Expect(meta.FindStatusCondition(st.Conditions, string(absent))).To(BeNil(), "ReportDiff applies nothing: no %s", absent)
+			}
+			pcs := clusterStatus(g, crp, "member-3")
+			g.Expect(condition(pcs.Conditions, string(placementv1beta1.PerClusterDiffReportedConditionType)).Reason).To(Equal(placementv1beta1.AllWorkDiffReportedReason))
+			diffs := map[string][]placementv1beta1.PatchDetail{}
+			for _, d := range pcs.DiffedPlacements {
+				diffs[fmt.Sprintf("%s %s", d.Kind, d.Name)] = d.ObservedDiffs
+				if d.Name == "missing" {
+					g.Expect(d.TargetClusterObservedGeneration).To(BeNil(), "the object does not exist on the member")
+				}
+			}
+			g.Expect(diffs).To(HaveKeyWithValue("ConfigMap config", []placementv1beta1.PatchDetail{{Path: "/data/v", ValueInMember: "member", ValueInHub: "hub"}}))
+			g.Expect(diffs).To(HaveKeyWithValue("Secret creds", []placementv1beta1.PatchDetail{{Path: "/data/password", ValueInMember: "(redacted)", ValueInHub: "(redacted)"}}))
+			g.Expect(diffs).To(HaveKey("ConfigMap missing"))
+			for _, secret := range []string{"hub-secret", "member-secret"} {
+				g.Expect(fmt.Sprintf("%+v", st)).NotTo(ContainSubstring(base64.StdEncoding.EncodeToString([]byte(secret))), "no Secret value reaches the status")
+			}
+		}).Should(Succeed())
+		Consistently(func(g Gomega) {
+			expectUntouched(g, "member-3", existingNS, uids[fmt.Sprintf("%T %s/%s", existingNS, "", ns)])
+			expectUntouched(g, "member-3", existingCM, uids[fmt.Sprintf("%T %s/%s", existingCM, ns, "config")])
+			expectUntouched(g, "member-3", existingSecret, uids[fmt.Sprintf("%T %s/%s", existingSecret, ns, "creds")])
+			cm := &corev1.ConfigMap{}
+			g.Expect(memberClient("member-3").Get(ctx(), client.ObjectKeyFromObject(existingCM), cm)).To(Succeed())
+			g.Expect(cm.Data).To(Equal(map[string]string{"v": "member", "member-only": "x"}))
+			expectOnlyOn(g, configMap(ns, "missing", nil))
+		}, "3s", "500ms").Should(Succeed())
+	})
+})
