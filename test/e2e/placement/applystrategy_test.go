@@ -145,3 +145,81 @@ var _ = Describe("ReportDiff", func() {
 		}, "3s", "500ms").Should(Succeed())
 	})
 })
+
+var _ = Describe("Taking over an object that exists on a member", func() {
+	DescribeTable("follows whenToTakeOver",
+		func(mode placementv1beta1.WhenToTakeOverType, hubValue string, wantReason string) {
+			t := newTeam("takeover")
+			ns := "legacy-" + framework.RandomSuffix()
+			existingCM := configMap(ns, "config", map[string]string{"v": "member"})
+			preexisting("member-3", namespace(ns), existingCM)
+			uid := uidsOn(Default, "member-3", existingCM)[fmt.Sprintf("%T %s/%s", existingCM, ns, "config")]
+			grant := &tenancyv1alpha1.ClusterGrant{
+				ObjectMeta: metav1.ObjectMeta{Name: uniqueName("takeover")},
+				Spec: tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{t.path}, TakeOverNamespaces: []string{"legacy-*"},
+					ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "canary"}}},
+			}
+			Expect(fleetClient().Create(ctx(), grant)).To(Succeed())
+			DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(ctx(), grant))).To(Succeed()) })
+
+			t.create(namespace(ns), configMap(ns, "config", map[string]string{"v": hubValue}))
+			crp := newCRP("takeover", pickFixed("member-3"), namespaceSelector(ns))
+			crp.Spec.Strategy.ApplyStrategy = &placementv1beta1.ApplyStrategy{WhenToTakeOver: mode}
+			t.place(crp)
+			Eventually(func(g Gomega) {
+				crp := t.getCRP(g, "takeover")
+				cm := &corev1.ConfigMap{}
+				g.Expect(memberClient("member-3").Get(ctx(), client.ObjectKeyFromObject(existingCM), cm)).To(Succeed())
+				g.Expect(cm.UID).To(Equal(uid), "the object is never re-created")
+				if wantReason == "" {
+					g.Expect(condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
+					g.Expect(cm.Data).To(Equal(map[string]string{"v": hubValue}), "taken over")
+					return
+				}
+				var reasons []string
+				for _, f := range clusterStatus(g, crp, "member-3").FailedPlacements {
+					reasons = append(reasons, f.Condition.Reason)
+				}
+				g.Expect(reasons).To(ContainElement(wantReason))
+				g.Expect(cm.Data).To(Equal(map[string]string{"v": "member"}), "not taken over")
+			}).Should(Succeed())
+		},
+		Entry("Always adopts it", placementv1beta1.WhenToTakeOverTypeAlways, "hub", ""),
+		Entry("IfNoDiff adopts it when it matches", placementv1beta1.WhenToTakeOverTypeIfNoDiff, "member", ""),
+		Entry("IfNoDiff leaves it when it differs", placementv1beta1.WhenToTakeOverTypeIfNoDiff, "hub", placementv1beta1.ApplyResultFailedToTakeOver),
+		Entry("Never leaves it", placementv1beta1.WhenToTakeOverTypeNever, "hub", placementv1beta1.ApplyResultNotTakenOver),
+	)
+})
+
+var _ = Describe("Server-side apply", func() {
+	It("keeps the fields the member's own managers add, and is not drift", func() {
+		t := newTeam("ssa")
+		ns, _ := t.appNamespace("ssa")
+		crp := newCRP("app", pickFixed("member-2"), namespaceSelector(ns))
+		crp.Spec.Strategy.ApplyStrategy = &placementv1beta1.ApplyStrategy{Type: placementv1beta1.ApplyStrategyTypeServerSideApply,
+			WhenToApply: placementv1beta1.WhenToApplyTypeIfNotDrifted}
+		t.place(crp)
+		key := client.ObjectKey{Namespace: ns, Name: "settings"}
+		Eventually(func(g Gomega) {
+			g.Expect(memberClient("member-2").Get(ctx(), key, &corev1.ConfigMap{})).To(Succeed())
+		}).Should(Succeed())
+
+		By("a member controller adding a label and a key of its own")
+		own := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings", Labels: map[string]string{"member-controller": "yes"}},
+			Data:       map[string]string{"member-key": "kept"}}
+		Expect(memberClient("member-2").Patch(ctx(), own, client.Apply, client.FieldOwner("member-controller"))).To(Succeed())
+
+		By("changing the ConfigMap on the hub")
+		update(t.c, configMap(ns, "settings", nil), func(cm *corev1.ConfigMap) { cm.Data["team"] = "changed on the hub" })
+		Eventually(func(g Gomega) {
+			cm := &corev1.ConfigMap{}
+			g.Expect(memberClient("member-2").Get(ctx(), key, cm)).To(Succeed())
+			g.Expect(cm.Data).To(Equal(map[string]string{"team": "changed on the hub", "member-key": "kept"}))
+			g.Expect(cm.Labels).To(HaveKeyWithValue("member-controller", "yes"))
+			crp := t.getCRP(g, "app")
+			g.Expect(clusterStatus(g, crp, "member-2").DriftedPlacements).To(BeEmpty())
+			g.Expect(condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+	})
+})
