@@ -80,6 +80,21 @@ var _ = Describe("The samples", func() {
 			expectOnlyOn(g, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "web-reader"}}, allMembers()...)
 		}).Should(Succeed())
 		Expect(apierrors.IsNotFound(t.c.Get(ctx(), client.ObjectKey{Namespace: "web", Name: "web-reader"}, &rbacv1.Role{}))).To(BeTrue())
+
+		By("the apply strategies: a report of the namespace, and flags whose member changes are kept")
+		more := t.applySamples("team-a/70-crp-report-diff.yaml", "team-a/80-rp-keep-drift.yaml")
+		Expect(more).To(HaveLen(2))
+		for _, p := range more {
+			t.place(p)
+		}
+		Eventually(func(g Gomega) {
+			audit := t.getCRP(g, "web-audit")
+			reported := condition(audit.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementDiffReportedConditionType))
+			g.Expect(reported.Status).To(Equal(metav1.ConditionTrue), "%+v", reported)
+			rp := &placementv1beta1.ResourcePlacement{}
+			g.Expect(t.c.Get(ctx(), client.ObjectKey{Namespace: "web", Name: "web-flags"}, rp)).To(Succeed())
+			expectAvailable(g, rp, allMembers(), []placementv1beta1.ResourceIdentifier{configMapID("web", "web-flags")}, "0")
+		}).Should(Succeed())
 	})
 
 	It("envelopes: the platform's webhook configuration and ClusterRole reach the production clusters", func() {
