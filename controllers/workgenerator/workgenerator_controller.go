@@ -6,10 +6,12 @@ package workgenerator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -150,6 +152,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		}
 	default:
 		works, syncErr = r.render(ctx, c, origin)
+		if errors.Is(syncErr, errOverridesGone) {
+			// An override the binding names was deleted: until the rollout
+			// moves the binding on, within its limits, the Works stay as
+			// they are, and so does their report.
+			works, syncErr = r.existingWorks(ctx, origin)
+			if syncErr != nil || len(works) == 0 {
+				return ctrl.Result{}, syncErr
+			}
+		}
 	}
 	status := bindingStatus(b, works, syncErr)
 	if !equality.Semantic.DeepEqual(status, *b.GetBindingStatus()) {
@@ -161,6 +172,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	return ctrl.Result{}, syncErr
 }
 
+// errOverridesGone says that an override snapshot a binding names is gone.
+var errOverridesGone = errors.New("an override snapshot the binding names is gone")
+
 // render writes the binding's Works once its origin is trusted and its
 // overrides are read.
 func (r *Reconciler) render(ctx context.Context, c client.Client, o origin) ([]placementv1beta1.Work, error) {
@@ -170,6 +184,9 @@ func (r *Reconciler) render(ctx context.Context, c client.Client, o origin) ([]p
 	}
 	spec := o.binding.GetBindingSpec()
 	ov, err := overrides.Load(ctx, c, spec.ClusterResourceOverrideSnapshots, spec.ResourceOverrideSnapshots)
+	if apierrors.IsNotFound(err) {
+		return nil, errOverridesGone
+	}
 	if err != nil {
 		return nil, overrideFailure{err}
 	}

@@ -6,10 +6,12 @@ package diff
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -63,12 +65,15 @@ func compareMetadata(hub, member any, full bool) []Detail {
 	return out
 }
 
-// userKeys drops keys in reserved domains: other controllers and the fleet
-// itself write those on the member.
+// reservedDomains are label and annotation domains that other controllers
+// and the fleet itself write on the member.
+var reservedDomains = []string{"kubernetes.io/", "k8s.io/", "kubernetes-fleet.io/", "fleetplane.io/"}
+
+// userKeys drops keys in reserved domains.
 func userKeys(m map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range m {
-		if strings.Contains(k, "kubernetes.io/") || strings.Contains(k, "k8s.io/") || strings.Contains(k, "kubernetes-fleet.io/") {
+		if slices.ContainsFunc(reservedDomains, func(d string) bool { return strings.Contains(k, d) }) {
 			continue
 		}
 		out[k] = v
@@ -121,15 +126,26 @@ func compare(path string, hub, member any, full bool) []Detail {
 	}
 }
 
-// equalScalars treats numbers as equal by value: JSON decoding yields int64
-// on one side and float64 on the other.
+// equalScalars treats numbers as equal by value (JSON decoding yields int64
+// on one side and float64 on the other), and quantities too: the API server
+// stores "0.5" CPU as "500m".
 func equalScalars(a, b any) bool {
 	fa, aNum := number(a)
 	fb, bNum := number(b)
 	if aNum && bNum {
 		return fa == fb
 	}
-	return reflect.DeepEqual(a, b)
+	if reflect.DeepEqual(a, b) {
+		return true
+	}
+	sa, aStr := a.(string)
+	sb, bStr := b.(string)
+	if !aStr || !bStr {
+		return false
+	}
+	qa, errA := resource.ParseQuantity(sa)
+	qb, errB := resource.ParseQuantity(sb)
+	return errA == nil && errB == nil && qa.Cmp(qb) == 0
 }
 
 func number(v any) (float64, bool) {

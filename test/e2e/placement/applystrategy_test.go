@@ -191,6 +191,51 @@ var _ = Describe("Taking over an object that exists on a member", func() {
 	)
 })
 
+var _ = Describe("An object another owner holds on a member", func() {
+	It("is shared only with allowCoOwnership, and keeps its owner", func() {
+		t := newTeam("coowner")
+		ns := "legacy-" + framework.RandomSuffix()
+		owner := configMap(ns, "owner", nil)
+		preexisting("member-3", namespace(ns), owner)
+		Expect(memberClient("member-3").Get(ctx(), client.ObjectKeyFromObject(owner), owner)).To(Succeed())
+		owned := configMap(ns, "config", map[string]string{"v": "member"})
+		owned.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}}
+		preexisting("member-3", owned)
+		grant := &tenancyv1alpha1.ClusterGrant{
+			ObjectMeta: metav1.ObjectMeta{Name: uniqueName("coowner")},
+			Spec: tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{t.path}, TakeOverNamespaces: []string{"legacy-*"},
+				ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "canary"}}},
+		}
+		Expect(fleetClient().Create(ctx(), grant)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(ctx(), grant))).To(Succeed()) })
+		t.create(namespace(ns), configMap(ns, "config", map[string]string{"v": "hub"}))
+		t.place(newCRP("shared", pickFixed("member-3"), namespaceSelector(ns)))
+		onMember := func(g Gomega) *corev1.ConfigMap {
+			cm := &corev1.ConfigMap{}
+			g.ExpectWithOffset(1, memberClient("member-3").Get(ctx(), client.ObjectKeyFromObject(owned), cm)).To(Succeed())
+			return cm
+		}
+		Eventually(func(g Gomega) {
+			var reasons []string
+			for _, f := range clusterStatus(g, t.getCRP(g, "shared"), "member-3").FailedPlacements {
+				reasons = append(reasons, f.Condition.Reason)
+			}
+			g.Expect(reasons).To(ContainElement(placementv1beta1.ApplyResultManifestsAlreadyOwnedByOthers))
+			g.Expect(onMember(g).Data).To(Equal(map[string]string{"v": "member"}))
+		}).Should(Succeed())
+
+		t.updateCRP("shared", func(crp *placementv1beta1.ClusterResourcePlacement) {
+			crp.Spec.Strategy.ApplyStrategy = &placementv1beta1.ApplyStrategy{AllowCoOwnership: true}
+		})
+		Eventually(func(g Gomega) {
+			g.Expect(condition(t.getCRP(g, "shared").Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
+			cm := onMember(g)
+			g.Expect(cm.Data).To(Equal(map[string]string{"v": "hub"}))
+			g.Expect(cm.OwnerReferences).To(ContainElement(HaveField("UID", owner.UID)), "its owner stays")
+		}).Should(Succeed())
+	})
+})
+
 var _ = Describe("Server-side apply", func() {
 	It("keeps the fields the member's own managers add, and is not drift", func() {
 		t := newTeam("ssa")

@@ -41,17 +41,32 @@ var _ = Describe("Envelopes", func() {
 			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Data:       map[string]placementv1beta1.EnvelopedObject{"webhook.yaml": enveloped(webhook), "role.yaml": enveloped(role)},
 		}
-		t.create(env)
-		DeferCleanup(func() { Expect(client.IgnoreNotFound(t.c.Delete(ctx(), env))).To(Succeed()) })
+		// A platform ClusterResourceOverride reaches into the envelope.
+		cro := &placementv1beta1.ClusterResourceOverride{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: placementv1beta1.ClusterResourceOverrideSpec{
+				Placement:                &placementv1beta1.PlacementRef{Name: name},
+				ClusterResourceSelectors: []placementv1beta1.ResourceSelectorTerm{{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole", Name: name}},
+				Policy: &placementv1beta1.OverridePolicy{OverrideRules: []placementv1beta1.OverrideRule{
+					patchRule(onClusters(map[string]string{"env": "prod"}), jsonPatch("add", "/metadata/labels", map[string]string{"cluster": "${MEMBER-CLUSTER-NAME}"})),
+				}},
+			},
+		}
+		t.create(env, cro)
+		DeferCleanup(func() {
+			Expect(client.IgnoreNotFound(t.c.Delete(ctx(), env))).To(Succeed())
+			Expect(client.IgnoreNotFound(t.c.Delete(ctx(), cro))).To(Succeed())
+		})
 		crp := newCRP(name, pickFixed("member-1", "member-2"), placementv1beta1.ResourceSelectorTerm{
 			Group: placementv1beta1.GroupVersion.Group, Version: "v1beta1", Kind: "ClusterResourceEnvelope", Name: name,
 		})
 		t.place(crp)
 
 		Eventually(func(g Gomega) {
-			// Members cannot tell whether webhook configurations and roles
-			// work: they count as available.
-			expectAvailableUntrackable(g, t.getCRP(g, name), []string{"member-1", "member-2"}, []placementv1beta1.ResourceIdentifier{envelopeID("ClusterResourceEnvelope", "", name)}, "0")
+			crp := t.getCRP(g, name)
+			g.Expect(crp.Status.SelectedResources).To(Equal([]placementv1beta1.ResourceIdentifier{envelopeID("ClusterResourceEnvelope", "", name)}))
+			overridden := applied{cro: []string{name + "-0"}}
+			expectOverridden(g, crp, map[string]applied{"member-1": overridden, "member-2": overridden})
 			expectOnlyOn(g, &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}}, "member-1", "member-2")
 			expectOnlyOn(g, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}}, "member-1", "member-2")
 			works := &placementv1beta1.WorkList{}
@@ -60,6 +75,11 @@ var _ = Describe("Envelopes", func() {
 			})).To(Succeed())
 			g.Expect(works.Items).To(HaveLen(1), "one Work carries the envelope's objects")
 			g.Expect(works.Items[0].Spec.Workload.Manifests).To(HaveLen(2))
+			for _, m := range []string{"member-1", "member-2"} {
+				got := &rbacv1.ClusterRole{}
+				g.Expect(memberClient(m).Get(ctx(), client.ObjectKey{Name: name}, got)).To(Succeed())
+				g.Expect(got.Labels).To(HaveKeyWithValue("cluster", m), "the override on %s", m)
+			}
 		}).Should(Succeed())
 		for _, obj := range []client.Object{&admissionregistrationv1.ValidatingWebhookConfiguration{}, &rbacv1.ClusterRole{}} {
 			err := t.c.Get(ctx(), client.ObjectKey{Name: name}, obj)

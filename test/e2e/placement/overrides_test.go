@@ -252,6 +252,15 @@ var _ = Describe("Overrides", func() {
 			}
 			expectOverridden(g, t.getCRP(g, "web"), want)
 		}).Should(Succeed())
+
+		By("deleting the override rolls it back everywhere")
+		Expect(t.c.Delete(ctx(), ro)).To(Succeed())
+		Eventually(func(g Gomega) {
+			expectAvailable(g, t.getCRP(g, "web"), targets, selected, "0")
+			for _, m := range targets {
+				g.Expect(deploymentOn(g, m, ns, "web").Spec.Template.Labels).NotTo(HaveKey("cluster"), "on %s", m)
+			}
+		}).Should(Succeed())
 	})
 
 	It("that break a rule the schema cannot check get no snapshot and a Warning event; a failing patch is reported on the placement", func() {
