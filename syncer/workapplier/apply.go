@@ -119,14 +119,7 @@ func (a *applier) apply(ctx context.Context, m *manifest) {
 				m.fail(reason, msg)
 				return
 			}
-			drifts := a.drifts(live)
-			if len(drifts) == 0 && a.upToDate(live, m.hash) {
-				m.applied = applyOutcome{ok: true, reason: placementv1beta1.ApplyResultApplied, message: "the object is up to date"}
-				return
-			}
-			if len(drifts) > 0 && a.strategy.WhenToApply == placementv1beta1.WhenToApplyTypeIfNotDrifted {
-				m.drifts = diff.ForReport(live, drifts)
-				m.fail(placementv1beta1.ApplyResultFoundDrifts, fmt.Sprintf("%s was changed on the member cluster at %s; whenToApply is IfNotDrifted, so the hub's version is not applied until the change is undone (or whenToApply is Always)", describe(live), paths(drifts)))
+			if a.leave(m, live) {
 				return
 			}
 		}

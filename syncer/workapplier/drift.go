@@ -11,6 +11,24 @@ import (
 	"github.com/fleetplane/fleetplane/syncer/diff"
 )
 
+// leave decides whether an existing object this placement may manage is
+// left as it is: it is up to date and has not drifted, or it drifted and
+// whenToApply is IfNotDrifted (reported). Otherwise it is written, which
+// reverts a drift.
+func (a *applier) leave(m *manifest, live *unstructured.Unstructured) bool {
+	drifts := a.drifts(live)
+	switch {
+	case len(drifts) == 0 && a.upToDate(live, m.hash):
+		m.applied = applyOutcome{ok: true, reason: placementv1beta1.ApplyResultApplied, message: "the object is up to date"}
+		return true
+	case len(drifts) > 0 && a.strategy.WhenToApply == placementv1beta1.WhenToApplyTypeIfNotDrifted:
+		m.drifts = diff.ForReport(live, drifts)
+		m.fail(placementv1beta1.ApplyResultFoundDrifts, fmt.Sprintf("%s was changed on the member cluster at %s; whenToApply is IfNotDrifted, so the hub's version is not applied until the change is undone (or whenToApply is Always)", describe(live), paths(drifts)))
+		return true
+	}
+	return false
+}
+
 // drifts compares an object this placement manages with what it last
 // applied to it (kept in the object's last-applied annotation): a difference
 // is a change made on the member. Objects written before the annotation was
