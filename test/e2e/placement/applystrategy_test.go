@@ -268,3 +268,43 @@ var _ = Describe("Server-side apply", func() {
 		}).Should(Succeed())
 	})
 })
+
+var _ = Describe("Server-side apply of a drifted field another manager took", func() {
+	It("is a conflict without force, and taken back with force", func() {
+		t := newTeam("ssa-force")
+		ns, _ := t.appNamespace("ssa-force")
+		crp := newCRP("app", pickFixed("member-4"), namespaceSelector(ns))
+		crp.Spec.Strategy.ApplyStrategy = &placementv1beta1.ApplyStrategy{Type: placementv1beta1.ApplyStrategyTypeServerSideApply}
+		t.place(crp)
+		key := client.ObjectKey{Namespace: ns, Name: "settings"}
+		settings := &corev1.ConfigMap{}
+		Eventually(func(g Gomega) {
+			g.Expect(condition(t.getCRP(g, "app").Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(memberClient("member-4").Get(ctx(), key, settings)).To(Succeed())
+		}).Should(Succeed())
+
+		By("another manager changing a field the placement applied")
+		update(memberClient("member-4"), settings, func(cm *corev1.ConfigMap) { cm.Data["team"] = "taken" })
+		Eventually(func(g Gomega) {
+			var reasons []string
+			for _, f := range clusterStatus(g, t.getCRP(g, "app"), "member-4").FailedPlacements {
+				reasons = append(reasons, f.Condition.Reason)
+			}
+			g.Expect(reasons).To(ContainElement(placementv1beta1.ApplyResultFailedToApply))
+			cm := &corev1.ConfigMap{}
+			g.Expect(memberClient("member-4").Get(ctx(), key, cm)).To(Succeed())
+			g.Expect(cm.Data).To(HaveKeyWithValue("team", "taken"), "without force the other manager keeps the field")
+		}).Should(Succeed())
+
+		By("with force")
+		t.updateCRP("app", func(crp *placementv1beta1.ClusterResourcePlacement) {
+			crp.Spec.Strategy.ApplyStrategy.ServerSideApplyConfig = &placementv1beta1.ServerSideApplyConfig{ForceConflicts: true}
+		})
+		Eventually(func(g Gomega) {
+			g.Expect(condition(t.getCRP(g, "app").Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
+			cm := &corev1.ConfigMap{}
+			g.Expect(memberClient("member-4").Get(ctx(), key, cm)).To(Succeed())
+			g.Expect(cm.Data).To(HaveKeyWithValue("team", t.path), "taken back")
+		}).Should(Succeed())
+	})
+})
