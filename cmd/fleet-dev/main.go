@@ -119,8 +119,19 @@ func printFleet(hub *framework.Hub) {
 	}
 }
 
+// samplesDir is the source tree's config/samples next to the binaries'
+// bin directory, absolute, or the relative path when there is none.
+func samplesDir(bin string) string {
+	dir := filepath.Join(filepath.Dir(bin), "config", "samples")
+	if _, err := os.Stat(dir); err != nil {
+		return filepath.Join("config", "samples")
+	}
+	return dir
+}
+
 func printNextSteps(hub *framework.Hub, members []*framework.Member) {
 	bin, _ := filepath.Abs(framework.BinDir())
+	samples := samplesDir(bin)
 	fmt.Printf(`
 Fleetplane is running: a hub and %d member clusters. In another shell:
 
@@ -128,13 +139,13 @@ Fleetplane is running: a hub and %d member clusters. In another shell:
   export PATH=%s:$PATH
   kubectl ws :root:fleet && kubectl get memberclusters     # the fleet
   kubectl ws :root:teams && kubectl ws create team-a --enter
-  kubectl apply -f config/samples/team-a/{00,10,20}*.yaml  # the app and a placement of its namespace
+  kubectl apply -f %[4]s/team-a/00-namespace.yaml -f %[4]s/team-a/10-deployment.yaml -f %[4]s/team-a/20-crp-namespace.yaml
   kubectl wait crp/web-namespace --for=condition=ClusterResourcePlacementAvailable
-  kubectl apply -f config/samples/team-a/30-rp-web.yaml    # the app, onto two production clusters
+  kubectl apply -f %[4]s/team-a/30-rp-web.yaml    # the app, onto two production clusters
   kubectl get crp,rp -A
 
 Member clusters' kubeconfigs:
-`, len(members), hub.KubeconfigPath(), bin)
+`, len(members), hub.KubeconfigPath(), bin, samples)
 	for _, m := range members {
 		fmt.Printf("  %-10s %s\n", m.Name, m.Cluster.KubeconfigPath)
 	}

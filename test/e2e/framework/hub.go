@@ -21,10 +21,18 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// BinDir is where `make build` puts the binaries; the Makefile passes it in.
+// BinDir is where `make build` puts the binaries: FLEET_BIN_DIR (the
+// Makefile passes it in), else the directory of the running program when
+// the hub's binary is there too (bin/fleet-dev run from anywhere), else the
+// bin directory of the source tree around the working directory.
 func BinDir() string {
 	if d := os.Getenv("FLEET_BIN_DIR"); d != "" {
 		return d
+	}
+	if exe, err := os.Executable(); err == nil {
+		if dir := filepath.Dir(exe); fileExists(filepath.Join(dir, "fleet-hub")) {
+			return dir
+		}
 	}
 	wd, _ := os.Getwd()
 	for dir := wd; dir != "/"; dir = filepath.Dir(dir) {
@@ -33,6 +41,11 @@ func BinDir() string {
 		}
 	}
 	return "bin"
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // HubOptions are the knobs a suite may set on its hub.
