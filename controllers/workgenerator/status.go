@@ -129,56 +129,60 @@ func first(current, name string) string {
 	return current
 }
 
-// failedPlacements lists manifests that failed to apply or are applied but
-// not available, with the condition that says why.
-func failedPlacements(works []placementv1beta1.Work) []placementv1beta1.FailedResourcePlacement {
-	var out []placementv1beta1.FailedResourcePlacement
-	for _, w := range works {
-		for _, mc := range w.Status.ManifestConditions {
-			c := meta.FindStatusCondition(mc.Conditions, placementv1beta1.WorkConditionTypeApplied)
-			if c == nil || c.Status == metav1.ConditionTrue {
-				c = meta.FindStatusCondition(mc.Conditions, placementv1beta1.WorkConditionTypeAvailable)
-			}
-			if c == nil || c.Status != metav1.ConditionFalse {
-				continue
-			}
-			out = append(out, placementv1beta1.FailedResourcePlacement{ResourceIdentifier: identifier(&w, mc.Identifier), Condition: *c})
-			if len(out) == maxFailedPlacements {
-				return out
+// manifestReport lists, up to maxFailedPlacements, what entry makes of the
+// Works' manifests (nothing when it returns false).
+func manifestReport[T any](works []placementv1beta1.Work, entry func(placementv1beta1.ResourceIdentifier, placementv1beta1.ManifestCondition) (T, bool)) []T {
+	var out []T
+	for i := range works {
+		for _, mc := range works[i].Status.ManifestConditions {
+			if e, ok := entry(identifier(&works[i], mc.Identifier), mc); ok {
+				out = append(out, e)
+				if len(out) == maxFailedPlacements {
+					return out
+				}
 			}
 		}
 	}
 	return out
+}
+
+// failedPlacements lists manifests that failed to apply or are applied but
+// not available, with the condition that says why.
+func failedPlacements(works []placementv1beta1.Work) []placementv1beta1.FailedResourcePlacement {
+	return manifestReport(works, func(id placementv1beta1.ResourceIdentifier, mc placementv1beta1.ManifestCondition) (placementv1beta1.FailedResourcePlacement, bool) {
+		c := meta.FindStatusCondition(mc.Conditions, placementv1beta1.WorkConditionTypeApplied)
+		if c == nil || c.Status == metav1.ConditionTrue {
+			c = meta.FindStatusCondition(mc.Conditions, placementv1beta1.WorkConditionTypeAvailable)
+		}
+		if c == nil || c.Status != metav1.ConditionFalse {
+			return placementv1beta1.FailedResourcePlacement{}, false
+		}
+		return placementv1beta1.FailedResourcePlacement{ResourceIdentifier: id, Condition: *c}, true
+	})
 }
 
 // driftedPlacements lists the manifests the members changed, with the drifts.
 func driftedPlacements(works []placementv1beta1.Work) []placementv1beta1.DriftedResourcePlacement {
-	var out []placementv1beta1.DriftedResourcePlacement
-	for _, w := range works {
-		for _, mc := range w.Status.ManifestConditions {
-			if d := mc.DriftDetails; d != nil && len(out) < maxFailedPlacements {
-				out = append(out, placementv1beta1.DriftedResourcePlacement{ResourceIdentifier: identifier(&w, mc.Identifier),
-					ObservationTime: d.ObservationTime, TargetClusterObservedGeneration: d.ObservedInMemberClusterGeneration,
-					FirstDriftedObservedTime: d.FirstDriftedObservedTime, ObservedDrifts: d.ObservedDrifts})
-			}
+	return manifestReport(works, func(id placementv1beta1.ResourceIdentifier, mc placementv1beta1.ManifestCondition) (placementv1beta1.DriftedResourcePlacement, bool) {
+		d := mc.DriftDetails
+		if d == nil {
+			return placementv1beta1.DriftedResourcePlacement{}, false
 		}
-	}
-	return out
+		return placementv1beta1.DriftedResourcePlacement{ResourceIdentifier: id, ObservationTime: d.ObservationTime,
+			TargetClusterObservedGeneration: d.ObservedInMemberClusterGeneration, FirstDriftedObservedTime: d.FirstDriftedObservedTime, ObservedDrifts: d.ObservedDrifts}, true
+	})
 }
 
 // diffedPlacements lists the manifests whose member copies differ (ReportDiff).
 func diffedPlacements(works []placementv1beta1.Work) []placementv1beta1.DiffedResourcePlacement {
-	var out []placementv1beta1.DiffedResourcePlacement
-	for _, w := range works {
-		for _, mc := range w.Status.ManifestConditions {
-			if d := mc.DiffDetails; d != nil && len(out) < maxFailedPlacements {
-				out = append(out, placementv1beta1.DiffedResourcePlacement{ResourceIdentifier: identifier(&w, mc.Identifier),
-					ObservationTime: d.ObservationTime, TargetClusterObservedGeneration: d.ObservedInMemberClusterGeneration,
-					FirstDiffedObservedTime: d.FirstDiffedObservedTime, ObservedDiffs: d.ObservedDiffs})
-			}
+	return manifestReport(works, func(id placementv1beta1.ResourceIdentifier, mc placementv1beta1.ManifestCondition) (placementv1beta1.DiffedResourcePlacement, bool) {
+		d := mc.DiffDetails
+		if d == nil {
+			return placementv1beta1.DiffedResourcePlacement{}, false
 		}
-	}
-	return out
+		return placementv1beta1.DiffedResourcePlacement{ResourceIdentifier: id, ObservationTime: d.ObservationTime,
+			TargetClusterObservedGeneration: d.ObservedInMemberClusterGeneration, FirstDiffedObservedTime: d.FirstDiffedObservedTime, ObservedDiffs: d.ObservedDiffs}, true
+	})
 }
 
 // identifier names a manifest of a Work for the placement status, with the
