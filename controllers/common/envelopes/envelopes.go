@@ -6,6 +6,7 @@
 package envelopes
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -36,6 +37,11 @@ type head struct {
 // Open returns the envelope a selected resource is, nil if it is none, or
 // an error naming the envelope and the entry that cannot be placed.
 func Open(raw []byte) (*Envelope, error) {
+	// Called for every selected resource on every Work sync: telling that a
+	// resource is no envelope must not cost decoding it.
+	if !bytes.Contains(raw, []byte("Envelope")) && !bytes.Contains(raw, []byte(placementv1beta1.EnvelopeConfigMapAnnotation)) {
+		return nil, nil
+	}
 	var h head
 	if err := json.Unmarshal(raw, &h); err != nil {
 		return nil, err
