@@ -27,6 +27,15 @@ func clusterStatus(g Gomega, p placementv1beta1.PlacementObj, cluster string) pl
 	return placementv1beta1.PerClusterPlacementStatus{}
 }
 
+// failedReasons lists the reasons of a cluster's failed placements.
+func failedReasons(g Gomega, p placementv1beta1.PlacementObj, cluster string) []string {
+	var out []string
+	for _, f := range clusterStatus(g, p, cluster).FailedPlacements {
+		out = append(out, f.Condition.Reason)
+	}
+	return out
+}
+
 var _ = Describe("Drift on a member", func() {
 	It("is kept and reported with whenToApply IfNotDrifted, and reverted with Always", func() {
 		t := newTeam("drift")
@@ -176,11 +185,7 @@ var _ = Describe("Taking over an object that exists on a member", func() {
 					g.Expect(cm.Data).To(Equal(map[string]string{"v": hubValue}), "taken over")
 					return
 				}
-				var reasons []string
-				for _, f := range clusterStatus(g, crp, "member-3").FailedPlacements {
-					reasons = append(reasons, f.Condition.Reason)
-				}
-				g.Expect(reasons).To(ContainElement(wantReason))
+				g.Expect(failedReasons(g, crp, "member-3")).To(ContainElement(wantReason))
 				g.Expect(cm.Data).To(Equal(map[string]string{"v": "member"}), "not taken over")
 			}).Should(Succeed())
 		},
@@ -216,11 +221,7 @@ var _ = Describe("An object another owner holds on a member", func() {
 			return cm
 		}
 		Eventually(func(g Gomega) {
-			var reasons []string
-			for _, f := range clusterStatus(g, t.getCRP(g, "shared"), "member-3").FailedPlacements {
-				reasons = append(reasons, f.Condition.Reason)
-			}
-			g.Expect(reasons).To(ContainElement(placementv1beta1.ApplyResultManifestsAlreadyOwnedByOthers))
+			g.Expect(failedReasons(g, t.getCRP(g, "shared"), "member-3")).To(ContainElement(placementv1beta1.ApplyResultManifestsAlreadyOwnedByOthers))
 			g.Expect(onMember(g).Data).To(Equal(map[string]string{"v": "member"}))
 		}).Should(Succeed())
 
@@ -286,11 +287,7 @@ var _ = Describe("Server-side apply of a drifted field another manager took", fu
 		By("another manager changing a field the placement applied")
 		update(memberClient("member-4"), settings, func(cm *corev1.ConfigMap) { cm.Data["team"] = "taken" })
 		Eventually(func(g Gomega) {
-			var reasons []string
-			for _, f := range clusterStatus(g, t.getCRP(g, "app"), "member-4").FailedPlacements {
-				reasons = append(reasons, f.Condition.Reason)
-			}
-			g.Expect(reasons).To(ContainElement(placementv1beta1.ApplyResultFailedToApply))
+			g.Expect(failedReasons(g, t.getCRP(g, "app"), "member-4")).To(ContainElement(placementv1beta1.ApplyResultFailedToApply))
 			cm := &corev1.ConfigMap{}
 			g.Expect(memberClient("member-4").Get(ctx(), key, cm)).To(Succeed())
 			g.Expect(cm.Data).To(HaveKeyWithValue("team", "taken"), "without force the other manager keeps the field")
