@@ -208,6 +208,12 @@ func perClusterStatuses(p placementv1beta1.PlacementObj, policySnap placementv1b
 		withoutOthers(&s.Conditions, "", conditions)
 		for _, t := range conditions {
 			c := meta.FindStatusCondition(st.Conditions, t)
+			if c == nil && t == string(placementv1beta1.PerClusterRolloutStartedConditionType) && spec.State == placementv1beta1.BindingStateScheduled {
+				// Nothing decided to roll out to this cluster yet: with an
+				// External strategy, it waits for an update run.
+				c = &metav1.Condition{Type: t, Status: metav1.ConditionUnknown, Reason: placementv1beta1.RolloutStartedUnknownReason,
+					Message: "In the process of deciding whether to roll out the latest resources or not", ObservedGeneration: b.GetGeneration()}
+			}
 			if stop || c == nil || c.ObservedGeneration != b.GetGeneration() {
 				meta.RemoveStatusCondition(&s.Conditions, t)
 				stop = true

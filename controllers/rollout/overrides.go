@@ -23,16 +23,16 @@ import (
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
 )
 
-// applicableOverrides decides, per target cluster of the bindings, which
-// override snapshots apply to the latest resource snapshot there. A
-// workspace without overrides costs two cached lists.
-func (r *Reconciler) applicableOverrides(ctx context.Context, c client.Reader, k placements.Key, latest placementv1beta1.ResourceSnapshotObj,
+// ApplicableOverrides decides, per target cluster of the bindings, which
+// override snapshots apply to a resource snapshot there; fleet reads the
+// clusters' labels. A workspace without overrides costs two cached lists.
+func ApplicableOverrides(ctx context.Context, fleet, c client.Reader, k placements.Key, snapshot placementv1beta1.ResourceSnapshotObj,
 	bindings []placementv1beta1.BindingObj) (map[string]overrides.Applicable, error) {
 	set, err := overrides.Latest(ctx, c)
 	if err != nil || set.Empty() {
 		return nil, err
 	}
-	group, err := placements.ResourceSnapshotGroup(ctx, c, k, latest.GetName())
+	group, err := placements.ResourceSnapshotGroup(ctx, c, k, snapshot.GetName())
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func (r *Reconciler) applicableOverrides(ctx context.Context, c client.Reader, k
 			continue
 		}
 		mc := &clusterv1beta1.MemberCluster{}
-		if err := r.Fleet.Get(ctx, client.ObjectKey{Name: name}, mc); client.IgnoreNotFound(err) != nil {
+		if err := fleet.Get(ctx, client.ObjectKey{Name: name}, mc); client.IgnoreNotFound(err) != nil {
 			return nil, err
 		} else if apierrors.IsNotFound(err) {
 			// The binding goes with its cluster; no rule can select it.

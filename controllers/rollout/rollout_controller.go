@@ -115,7 +115,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	if r.inFlight.pending(req.String(), bindings) {
 		return ctrl.Result{RequeueAfter: placements.ConflictRetry}, nil
 	}
-	want, err := r.applicableOverrides(ctx, c, k, latest, bindings)
+	want, err := ApplicableOverrides(ctx, r.Fleet, c, k, latest, bindings)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -158,7 +158,7 @@ func (r *Reconciler) bindAll(ctx context.Context, c client.Client, p placementv1
 	for _, b := range bindings {
 		g.Go(func() error {
 			from := b.GetResourceVersion()
-			if err := r.bind(ctx, c, p, b, snapshot, want[b.GetBindingSpec().TargetCluster]); err != nil {
+			if err := Bind(ctx, c, b, snapshot, want[b.GetBindingSpec().TargetCluster], p.GetPlacementSpec().Strategy.ApplyStrategy); err != nil {
 				return err
 			}
 			r.inFlight.wrote(key, b.GetUID(), from)
@@ -168,14 +168,15 @@ func (r *Reconciler) bindAll(ctx context.Context, c client.Client, p placementv1
 	return g.Wait()
 }
 
-// bind moves a binding to the latest resource snapshot, overrides and
-// strategy; the work generator then reports the rollout started, with the Work.
-func (r *Reconciler) bind(ctx context.Context, c client.Client, p placementv1beta1.PlacementObj, b placementv1beta1.BindingObj, snapshot string, o overrides.Applicable) error {
+// Bind moves a binding to a resource snapshot, its overrides and an apply
+// strategy; the work generator then reports the rollout started, with the
+// Work.
+func Bind(ctx context.Context, c client.Client, b placementv1beta1.BindingObj, snapshot string, o overrides.Applicable, strategy *placementv1beta1.ApplyStrategy) error {
 	spec := b.GetBindingSpec().DeepCopy()
 	spec.State = placementv1beta1.BindingStateBound
 	spec.ResourceSnapshotName = snapshot
 	spec.ClusterResourceOverrideSnapshots, spec.ResourceOverrideSnapshots = o.Cluster, o.Namespaced
-	spec.ApplyStrategy = p.GetPlacementSpec().Strategy.ApplyStrategy.DeepCopy()
+	spec.ApplyStrategy = strategy.DeepCopy()
 	b.SetBindingSpec(*spec)
 	if err := c.Update(ctx, b); err != nil {
 		return fmt.Errorf("rolling %s out to %s: %w", snapshot, spec.TargetCluster, err)

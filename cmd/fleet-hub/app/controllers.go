@@ -31,6 +31,7 @@ import (
 	"github.com/fleetplane/fleetplane/controllers/clustergrant"
 	"github.com/fleetplane/fleetplane/controllers/common/managedfields"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
+	"github.com/fleetplane/fleetplane/controllers/eviction"
 	"github.com/fleetplane/fleetplane/controllers/membercluster"
 	"github.com/fleetplane/fleetplane/controllers/override"
 	"github.com/fleetplane/fleetplane/controllers/placement"
@@ -38,6 +39,7 @@ import (
 	"github.com/fleetplane/fleetplane/controllers/rollout"
 	"github.com/fleetplane/fleetplane/controllers/scheduler"
 	"github.com/fleetplane/fleetplane/controllers/scheduler/profile"
+	"github.com/fleetplane/fleetplane/controllers/updaterun"
 	"github.com/fleetplane/fleetplane/controllers/workgenerator"
 	"github.com/fleetplane/fleetplane/metrics"
 	"github.com/fleetplane/fleetplane/workspaces/clients"
@@ -150,6 +152,9 @@ func setupControllers(mgr mcmanager.Manager, workspaces *clients.Factory, opts c
 	if err := (&clustergrant.Reconciler{Client: local.GetClient()}).SetupWithManager(local); err != nil {
 		return err
 	}
+	if err := (&eviction.Reconciler{Manager: mgr, Workspaces: workspaces}).SetupWithManager(mgr); err != nil {
+		return err
+	}
 	sched := profile.NewDefaultFramework()
 	for _, namespaced := range []bool{false, true} {
 		if err := (&override.Reconciler{Manager: mgr, Workspaces: workspaces, Namespaced: namespaced}).SetupWithManager(mgr); err != nil {
@@ -164,6 +169,9 @@ func setupControllers(mgr mcmanager.Manager, workspaces *clients.Factory, opts c
 			return err
 		}
 		if err := (&rollout.Reconciler{Manager: mgr, Workspaces: workspaces, Fleet: local.GetClient(), Scope: scope}).SetupWithManager(mgr); err != nil {
+			return err
+		}
+		if err := (&updaterun.Reconciler{Manager: mgr, Workspaces: workspaces, Fleet: local.GetClient(), Scope: scope}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 		if err := (&workgenerator.Reconciler{Manager: mgr, Fleet: local.GetClient(), Workspaces: workspaces, Scope: scope}).SetupWithManager(mgr); err != nil {
