@@ -8,7 +8,11 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/approve"
+	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/drain"
 	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/join"
+	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/status"
+	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/team"
 	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/ws"
 )
 
@@ -18,7 +22,7 @@ func NewCommand() *cobra.Command {
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	cmd := &cobra.Command{
 		Use:          "kubectl fleet",
-		Short:        "Work with a Fleetplane hub: workspaces, teams and member clusters",
+		Short:        "Work with a Fleetplane hub: workspaces, teams, member clusters and rollouts",
 		SilenceUsage: true,
 	}
 	flags.AddFlags(cmd.PersistentFlags())
@@ -26,6 +30,12 @@ func NewCommand() *cobra.Command {
 		ws.NewCommand(flags, streams),
 		join.NewJoinCommand(flags, streams),
 		join.NewUnjoinCommand(flags, streams),
+		approve.NewCommand(flags, streams),
+		drain.NewCordonCommand(flags, streams),
+		drain.NewUncordonCommand(flags, streams),
+		drain.NewDrainCommand(flags, streams),
+		status.NewCommand(flags, streams),
+		team.NewCommand(flags, streams),
 	)
 	return cmd
 }

@@ -7,11 +7,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
-	"strings"
 	"time"
 
-	"github.com/kcp-dev/logicalcluster/v3"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,10 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
+	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/hub"
 )
-
-// fleetPath is the platform workspace where member clusters are registered.
-var fleetPath = logicalcluster.NewPath("root:fleet")
 
 // options is shared by join and unjoin.
 type options struct {
@@ -48,7 +43,7 @@ func (o *options) hubClient() (client.Client, *rest.Config, error) {
 		return nil, nil, err
 	}
 	cfg = rest.CopyConfig(cfg)
-	cfg.Host = fleetURL(cfg.Host)
+	cfg.Host = hub.URLOf(cfg.Host, hub.FleetPath)
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1beta1.AddToScheme} {
 		if err := add(s); err != nil {
@@ -60,19 +55,6 @@ func (o *options) hubClient() (client.Client, *rest.Config, error) {
 		return nil, nil, fmt.Errorf("connecting to the hub at %s: %w", cfg.Host, err)
 	}
 	return c, cfg, nil
-}
-
-// fleetURL points a hub URL at root:fleet, whatever workspace it names.
-func fleetURL(host string) string {
-	u, err := url.Parse(host)
-	if err != nil {
-		return host
-	}
-	if i := strings.Index(u.Path, "/clusters/"); i >= 0 {
-		u.Path = u.Path[:i]
-	}
-	u.Path = strings.TrimSuffix(u.Path, "/") + fleetPath.RequestPath()
-	return u.String()
 }
 
 func syncerIdentity(member string) (namespace, name string) {
@@ -92,6 +74,8 @@ until it confirms (or the hub's force-delete wait time passes), then removes
 the member's namespace, Work and RBAC on the hub. Objects already placed on the
 member cluster are kept. A syncer started with 'join --run' is stopped and its
 hub credential revoked.`,
+		Example: `  kubectl fleet unjoin member-1
+  kubectl fleet unjoin member-1 --timeout 5m --state-dir ~/.fleetplane/syncers`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.unjoin(cmd.Context(), args[0], stateDir, timeout)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -96,10 +97,26 @@ func stopLocalSyncer(stateDir, name string) error {
 	if err != nil {
 		return fmt.Errorf("bad pid file %s: %w", pidPath(stateDir, name), err)
 	}
+	if !isSyncerOf(pid, name) {
+		// The syncer is gone and its pid may be another process now (or
+		// the pid is of another PID namespace: fleet-dev runs its own).
+		return os.Remove(pidPath(stateDir, name))
+	}
 	if err := syscall.Kill(pid, syscall.SIGTERM); err == nil {
 		for i := 0; i < 100 && syscall.Kill(pid, 0) == nil; i++ {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
 	return os.Remove(pidPath(stateDir, name))
+}
+
+// isSyncerOf tells whether process pid is the syncer of member name.
+func isSyncerOf(pid int, name string) bool {
+	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return false
+	}
+	args := strings.Split(string(raw), "\x00")
+	i := slices.Index(args, "--member-name")
+	return filepath.Base(args[0]) == "fleet-syncer" && i >= 0 && i+1 < len(args) && args[i+1] == name
 }

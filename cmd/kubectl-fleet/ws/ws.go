@@ -48,18 +48,20 @@ func NewCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.I
 	}
 	cmd.AddCommand(
 		&cobra.Command{
-			Use:   "use <workspace>",
-			Short: "Enter a workspace",
-			Args:  cobra.ExactArgs(1),
-			RunE:  func(cmd *cobra.Command, args []string) error { return o.use(cmd.Context(), args[0]) },
+			Use:     "use <workspace>",
+			Short:   "Enter a workspace",
+			Example: `  kubectl fleet ws use :root:teams:team-a`,
+			Args:    cobra.ExactArgs(1),
+			RunE:    func(cmd *cobra.Command, args []string) error { return o.use(cmd.Context(), args[0]) },
 		},
 		o.currentCommand(),
 		o.createCommand(),
 		&cobra.Command{
-			Use:   "tree",
-			Short: "Show the workspaces below the current one",
-			Args:  cobra.NoArgs,
-			RunE:  func(cmd *cobra.Command, _ []string) error { return o.tree(cmd.Context()) },
+			Use:     "tree",
+			Short:   "Show the workspaces below the current one",
+			Example: `  kubectl fleet ws :root && kubectl fleet ws tree`,
+			Args:    cobra.NoArgs,
+			RunE:    func(cmd *cobra.Command, _ []string) error { return o.tree(cmd.Context()) },
 		},
 	)
 	return cmd
@@ -68,10 +70,11 @@ func NewCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.I
 func (o *options) currentCommand() *cobra.Command {
 	var short bool
 	cmd := &cobra.Command{
-		Use:   "current",
-		Short: "Print the current workspace",
-		Args:  cobra.NoArgs,
-		RunE:  func(*cobra.Command, []string) error { return o.current(short) },
+		Use:     "current",
+		Short:   "Print the current workspace",
+		Example: `  kubectl fleet ws current --short`,
+		Args:    cobra.NoArgs,
+		RunE:    func(*cobra.Command, []string) error { return o.current(short) },
 	}
 	cmd.Flags().BoolVar(&short, "short", false, "print only the workspace path")
 	return cmd
@@ -230,7 +233,7 @@ func (o *options) create(ctx context.Context, name, wsType string, enter, ignore
 	default:
 		fmt.Fprintf(o.streams.Out, "Workspace %q (type %s) created. Waiting for it to be ready...\n", name, typeName(created))
 	}
-	if err := waitReady(ctx, c, name, o.streams.ErrOut); err != nil {
+	if err := WaitReady(ctx, c, name, o.streams.ErrOut); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.streams.Out, "Workspace %q is ready.\n", cur.path.Join(name))
@@ -247,9 +250,9 @@ func typeName(ws *tenancyv1alpha1.Workspace) string {
 	return logicalcluster.NewPath(ws.Spec.Type.Path).Join(string(ws.Spec.Type.Name)).String()
 }
 
-// waitReady polls until the workspace is Ready, printing phase changes so a
+// WaitReady polls until the workspace is Ready, printing phase changes so a
 // slow initialisation is visible.
-func waitReady(ctx context.Context, c kcpclient.Interface, name string, progress io.Writer) error {
+func WaitReady(ctx context.Context, c kcpclient.Interface, name string, progress io.Writer) error {
 	var lastPhase string
 	err := wait.PollUntilContextTimeout(ctx, 300*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		ws, err := c.TenancyV1alpha1().Workspaces().Get(ctx, name, metav1.GetOptions{})

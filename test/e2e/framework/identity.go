@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 )
 
@@ -80,4 +82,16 @@ func (h *Hub) WithToken(path, token string) *rest.Config {
 		QPS:             admin.QPS,
 		Burst:           admin.Burst,
 	}
+}
+
+// WriteKubeconfig writes a kubeconfig for a token config (WithToken,
+// TeamAdmin), for commands run as that identity.
+func WriteKubeconfig(cfg *rest.Config, file string) error {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["hub"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, CertificateAuthority: cfg.CAFile,
+		InsecureSkipTLSVerify: cfg.Insecure, TLSServerName: cfg.ServerName}
+	kc.AuthInfos["identity"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken}
+	kc.Contexts["workspace"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "identity"}
+	kc.CurrentContext = "workspace"
+	return clientcmd.WriteToFile(*kc, file)
 }

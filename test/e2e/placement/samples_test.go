@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
@@ -109,6 +110,41 @@ var _ = Describe("The samples", func() {
 			expectAvailableUntrackable(g, t.getCRP(g, "fleet-guard"), []string{"member-1", "member-2"}, []placementv1beta1.ResourceIdentifier{envelopeID("ClusterResourceEnvelope", "", "fleet-guard")}, "0")
 			expectOnlyOn(g, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "fleet-guard-reader"}}, "member-1", "member-2")
 		}).Should(Succeed())
+	})
+
+	It("staged: the run goes staging, then canary and prod on approval", func() {
+		t := newTeam("staged-sample")
+		placements := t.applySamples("staged/00-app.yaml", "staged/10-crp-external.yaml")
+		Expect(placements).To(HaveLen(1))
+		t.place(placements[0])
+		t.waitScheduled("shop", allMembers()...)
+		t.applySamples("staged/20-strategy.yaml", "staged/30-run.yaml")
+		settings := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "shop-settings"}}
+		Eventually(func(g Gomega) {
+			expectOnlyOn(g, settings, "member-4")
+			g.Expect(t.c.Get(ctx(), client.ObjectKey{Name: "shop-rollout-before-canary"}, &placementv1beta1.ClusterApprovalRequest{})).To(Succeed())
+		}).Should(Succeed())
+		t.approve(&placementv1beta1.ClusterApprovalRequest{ObjectMeta: metav1.ObjectMeta{Name: "shop-rollout-before-canary"}})
+		Eventually(func(g Gomega) {
+			expectOnlyOn(g, settings, allMembers()...)
+			g.Expect(t.c.Get(ctx(), client.ObjectKey{Name: "shop-rollout-after-prod"}, &placementv1beta1.ClusterApprovalRequest{})).To(Succeed())
+		}).Should(Succeed())
+		t.approve(&placementv1beta1.ClusterApprovalRequest{ObjectMeta: metav1.ObjectMeta{Name: "shop-rollout-after-prod"}})
+		Eventually(func(g Gomega) {
+			g.Expect(runCondition(t.getRun(g, "shop-rollout"), "Succeeded").Reason).To(Equal(placementv1beta1.UpdateRunSucceededReason))
+		}).Should(Succeed())
+	})
+
+	It("eviction: the budget lets one cluster go", func() {
+		t := newTeam("eviction-sample")
+		t.applySamples("team-a/00-namespace.yaml")
+		placements := t.applySamples("team-a/20-crp-namespace.yaml")
+		t.place(placements[0])
+		Eventually(func(g Gomega) {
+			expectAvailable(g, t.getCRP(g, "web-namespace"), allMembers(), []placementv1beta1.ResourceIdentifier{namespaceID("web")}, "0")
+		}).Should(Succeed())
+		t.applySamples("eviction/10-budget.yaml", "eviction/20-eviction.yaml")
+		t.expectEviction("web-namespace-member-1", true, ptr.To(true), "Eviction is allowed by specified ClusterResourcePlacementDisruptionBudget, availablePlacements: 4, totalPlacements: 4")
 	})
 
 	DescribeTable("scheduling: each placement picks the clusters its comment promises",

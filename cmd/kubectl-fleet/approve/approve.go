@@ -1,0 +1,91 @@
+// Package approve implements `kubectl fleet approve`: approving a staged
+// update run's approval request by setting its Approved condition, as a
+// status merge patch would.
+package approve
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/hub"
+)
+
+// NewCommand returns `kubectl fleet approve KIND NAME`.
+func NewCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	var message string
+	cmd := &cobra.Command{
+		Use:   "approve (clusterapprovalrequest|approvalrequest) NAME [--message TEXT]",
+		Short: "Approve a stage of a staged update run",
+		Long: `Sets the Approved condition of an approval request, which a staged update
+run creates for each Approval task (named <run>-before-<stage> or
+<run>-after-<stage>); the run then goes on. ClusterApprovalRequests gate
+ClusterStagedUpdateRuns; namespaced ApprovalRequests gate StagedUpdateRuns.`,
+		Example: `  # Approve the canary stage of the ClusterStagedUpdateRun example-run
+  kubectl fleet approve clusterapprovalrequest example-run-after-canary
+
+  # Approve a namespaced run's stage, with a note
+  kubectl fleet approve approvalrequest web-run-before-prod -n web --message "canary metrics look good"`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req, err := newRequest(args[0])
+			if err != nil {
+				return err
+			}
+			ws, err := hub.Current(flags)
+			if err != nil {
+				return err
+			}
+			if err := ws.RequirePlacementAPI(); err != nil {
+				return err
+			}
+			ns := ""
+			if _, namespaced := req.(*placementv1beta1.ApprovalRequest); namespaced {
+				if ns, _, err = flags.ToRawKubeConfigLoader().Namespace(); err != nil {
+					return err
+				}
+			}
+			if err := ws.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: args[1]}, req); err != nil {
+				return fmt.Errorf("getting %s %s in workspace %s: %w", args[0], args[1], ws.Path, err)
+			}
+			if err := approve(cmd, ws, req, message); err != nil {
+				return err
+			}
+			fmt.Fprintf(streams.Out, "%s %s approved: update run %s goes on past stage %s\n", args[0], args[1],
+				req.GetApprovalRequestSpec().TargetUpdateRun, req.GetApprovalRequestSpec().TargetStage)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&message, "message", "approved with kubectl fleet approve", "why the stage is approved, recorded in the condition")
+	return cmd
+}
+
+func newRequest(kind string) (placementv1beta1.ApprovalRequestObj, error) {
+	switch kind {
+	case "clusterapprovalrequest", "clusterapprovalrequests", "careq":
+		return &placementv1beta1.ClusterApprovalRequest{}, nil
+	case "approvalrequest", "approvalrequests", "areq":
+		return &placementv1beta1.ApprovalRequest{}, nil
+	}
+	return nil, fmt.Errorf("cannot approve a %q: the kind must be clusterapprovalrequest (for ClusterStagedUpdateRuns) or approvalrequest (for StagedUpdateRuns)", kind)
+}
+
+func approve(cmd *cobra.Command, ws *hub.Workspace, req placementv1beta1.ApprovalRequestObj, message string) error {
+	patch := client.MergeFrom(req.DeepCopyObject().(client.Object))
+	st := req.GetApprovalRequestStatus()
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+		Type: placementv1beta1.ApprovalRequestConditionApproved, Status: metav1.ConditionTrue, Reason: "ApprovedByUser",
+		Message: message, ObservedGeneration: req.GetGeneration(), LastTransitionTime: metav1.NewTime(time.Now()),
+	})
+	if err := ws.Status().Patch(cmd.Context(), req, patch); err != nil {
+		return fmt.Errorf("approving %s: %w", req.GetName(), err)
+	}
+	return nil
+}

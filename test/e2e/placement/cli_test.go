@@ -1,0 +1,165 @@
+package placement
+
+import (
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+	"github.com/onsi/gomega/gexec"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
+)
+
+// kubectlFleet runs the built plugin with a kubeconfig and returns its
+// session; flags go after the plugin's command, as kubectl passes them.
+func kubectlFleet(kubeconfig string, args ...string) *gexec.Session {
+	cmd := exec.Command(filepath.Join(framework.BinDir(), "kubectl-fleet"), append(args, "--kubeconfig", kubeconfig)...)
+	s, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return s
+}
+
+// runFleet runs the plugin to completion and returns its stdout and stderr.
+func runFleet(kubeconfig string, wantExit int, args ...string) (string, string) {
+	s := kubectlFleet(kubeconfig, args...)
+	EventuallyWithOffset(1, s, time.Minute).Should(gexec.Exit(wantExit), "kubectl fleet %s\n%s", strings.Join(args, " "), s.Err.Contents())
+	return string(s.Out.Contents()), string(s.Err.Contents())
+}
+
+// kubeconfig writes a kubeconfig for the team's own identity.
+func (t *team) kubeconfig() string {
+	file := filepath.Join(GinkgoT().TempDir(), "team.kubeconfig")
+	ExpectWithOffset(1, framework.WriteKubeconfig(t.cfg, file)).To(Succeed())
+	return file
+}
+
+var _ = Describe("kubectl fleet", func() {
+	It("has an example in every command's help", func() {
+		for _, cmd := range [][]string{{"approve"}, {"cordon"}, {"uncordon"}, {"drain"}, {"status"}, {"team", "create"}, {"join"}, {"unjoin"}} {
+			out, _ := runFleet(hub.KubeconfigPath(), 0, append(cmd, "--help")...)
+			Expect(out).To(ContainSubstring("Examples:"), "kubectl fleet %s --help", strings.Join(cmd, " "))
+		}
+	})
+
+	It("team create makes a workspace, its cluster grant and its admins", func() {
+		name := uniqueName("cli-team")
+		out, _ := runFleet(hub.KubeconfigPath(), 0, "team", "create", name, "--clusters", "env=prod", "--admin-group", name+"-devs")
+		DeferCleanup(func() {
+			Expect(client.IgnoreNotFound(fleetClient().Delete(ctx(), &tenancyv1alpha1.ClusterGrant{ObjectMeta: metav1.ObjectMeta{Name: name}}))).To(Succeed())
+		})
+		Expect(out).To(ContainSubstring("ClusterGrant " + name + " gives it 2 member cluster(s): member-1, member-2"))
+		grant := &tenancyv1alpha1.ClusterGrant{}
+		Expect(fleetClient().Get(ctx(), client.ObjectKey{Name: name}, grant)).To(Succeed())
+		Expect(grant.Spec.Workspaces).To(Equal([]string{"root:teams:" + name}))
+		c, err := hub.Client("root:teams:"+name, scheme)
+		Expect(err).NotTo(HaveOccurred())
+		crb := &rbacv1.ClusterRoleBinding{}
+		Expect(c.Get(ctx(), client.ObjectKey{Name: "team-admins"}, crb)).To(Succeed())
+		Expect(crb.Subjects).To(ConsistOf(rbacv1.Subject{Kind: "Group", APIGroup: rbacv1.GroupName, Name: name + "-devs"}))
+		Expect(c.List(ctx(), &placementv1beta1.ClusterResourcePlacementList{})).To(Succeed(), "the new workspace serves the placement API")
+	})
+
+	It("status shows each cluster, picked or why not, as the team sees it; approve moves a staged run on", func() {
+		t := newTeam("cli-status")
+		ns := uniqueName("app")
+		canary := stage("canary", map[string]string{"env": "canary"})
+		canary.AfterStageTasks = []placementv1beta1.StageTask{approvalTask}
+		prod := stage("prod", map[string]string{"env": "prod"})
+		prod.MaxConcurrency = ptr.To(intstr.FromString("100%"))
+		t.create(namespace(ns), configMap(ns, "settings", map[string]string{"color": "blue"}),
+			&placementv1beta1.ClusterStagedUpdateStrategy{ObjectMeta: metav1.ObjectMeta{Name: "s"}, Spec: placementv1beta1.UpdateStrategySpec{Stages: []placementv1beta1.StageConfig{canary, prod}}})
+		t.place(externalCRP("app", ns))
+		t.waitScheduled("app", "member-1", "member-2", "member-3")
+		t.create(clusterRun("run", "app", "s", "", placementv1beta1.UpdateRunStateRun))
+		kubeconfig := t.kubeconfig()
+
+		By("the canary cluster is updated; the prod clusters are picked but not rolled out; member-4 is not picked")
+		Eventually(func(g Gomega) {
+			g.Expect(colorOn(g, "member-3", ns)).To(Equal("blue"))
+			s := kubectlFleet(kubeconfig, "status", "app")
+			g.Eventually(s, time.Minute).Should(gexec.Exit(0))
+			out := string(s.Out.Contents())
+			g.Expect(out).To(ContainSubstring("ClusterResourcePlacement app in " + t.path))
+			g.Expect(out).To(MatchRegexp(`member-3\s+0\s+True\s+True\s+0\s+0\s+0\s+yes`))
+			g.Expect(out).To(MatchRegexp(`member-1\s+-\s+-\s+-\s+0\s+0\s+0\s+yes`))
+			g.Expect(out).To(MatchRegexp(`member-4\s+-\s+-\s+-\s+0\s+0\s+0\s+no: cluster does not match`))
+		}).Should(Succeed())
+
+		By("approve, as the team, lets the prod stage go")
+		out, _ := runFleet(kubeconfig, 0, "approve", "clusterapprovalrequest", "run-after-canary")
+		Expect(out).To(ContainSubstring("update run run goes on past stage canary"))
+		Eventually(func(g Gomega) {
+			g.Expect(colors(g, ns)).To(Equal(map[string]string{"member-1": "blue", "member-2": "blue", "member-3": "blue"}))
+		}).Should(Succeed())
+
+		By("commands say which workspace to use when the context points elsewhere")
+		_, errOut := runFleet(hub.KubeconfigPath(), 1, "status", "app")
+		Expect(errOut).To(ContainSubstring("workspace root does not serve the placement API"))
+		Expect(errOut).To(ContainSubstring("kubectl ws :root:teams:<team>"))
+		_, errOut = runFleet(kubeconfig, 1, "approve", "approvalrequest", "x", "-n", ns)
+		Expect(errOut).To(ContainSubstring("not found"))
+	})
+})
+
+var _ = Describe("kubectl fleet drain", Serial, func() {
+	It("cordons a member and evicts its placements within their disruption budgets, with progress; uncordon brings it back", func() {
+		t := newTeam("cli-drain")
+		ns, _ := t.appNamespace("app")
+		t.place(newCRP("app", pickAll(labelTerm(map[string]string{"env": "prod"})), namespaceSelector(ns)))
+		Eventually(func(g Gomega) {
+			g.Expect(keys(t.activeBindings(g, "app"))).To(ConsistOf("member-1", "member-2"))
+			for _, b := range t.activeBindings(g, "app") {
+				g.Expect(condition(b.Status.Conditions, string(placementv1beta1.ResourceBindingAvailable)).Status).To(Equal(metav1.ConditionTrue))
+			}
+		}).Should(Succeed())
+		t.create(&placementv1beta1.ClusterResourcePlacementDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "app"},
+			Spec: placementv1beta1.PlacementDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(2))}})
+		DeferCleanup(func() { runFleet(hub.KubeconfigPath(), 0, "uncordon", "member-1") })
+
+		By("the budget blocks the eviction; drain keeps trying and says so")
+		drain := kubectlFleet(hub.KubeconfigPath(), "drain", "member-1", "--timeout", "2m", "--retry-interval", "1s")
+		Eventually(drain.Err, time.Minute).Should(gbytes.Say(`member cluster member-1 cordoned`))
+		Eventually(drain.Err, time.Minute).Should(gbytes.Say(`evicting ClusterResourcePlacement app in ` + t.path))
+		Eventually(drain.Err, time.Minute).Should(gbytes.Say(`blocked: Eviction is blocked by specified ClusterResourcePlacementDisruptionBudget, availablePlacements: 2, totalPlacements: 2`))
+		Expect(getMemberCluster(Default, "member-1").Spec.Taints).To(ContainElement(clusterv1beta1.Taint{Key: "cordon-key", Value: "cordon-value", Effect: "NoSchedule"}))
+		Expect(configMapOn(Default, "member-1", ns, "settings")).NotTo(BeNil(), "nothing is evicted yet")
+
+		By("loosening the budget lets the drain finish; the placement leaves member-1 and stays on member-2")
+		update(t.c, &placementv1beta1.ClusterResourcePlacementDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "app"}},
+			func(b *placementv1beta1.ClusterResourcePlacementDisruptionBudget) {
+				b.Spec.MinAvailable = ptr.To(intstr.FromInt32(1))
+			})
+		Eventually(drain, time.Minute).Should(gexec.Exit(0), string(drain.Err.Contents()))
+		Expect(string(drain.Err.Contents())).To(ContainSubstring("member cluster member-1 drained"))
+		Eventually(func(g Gomega) {
+			g.Expect(keys(t.activeBindings(g, "app"))).To(ConsistOf("member-2"), "the cordon keeps the PickAll placement off member-1")
+			expectGoneFrom(g, configMap(ns, "settings", nil), "member-1")
+			configMapOn(g, "member-2", ns, "settings")
+		}).Should(Succeed())
+
+		By("uncordon lets the placement back")
+		out, _ := runFleet(hub.KubeconfigPath(), 0, "uncordon", "member-1")
+		Expect(out).To(ContainSubstring("member cluster member-1 uncordoned"))
+		Eventually(func(g Gomega) {
+			g.Expect(keys(t.activeBindings(g, "app"))).To(ConsistOf("member-1", "member-2"))
+			configMapOn(g, "member-1", ns, "settings")
+		}).Should(Succeed())
+		cordon, _ := runFleet(hub.KubeconfigPath(), 0, "cordon", "member-4")
+		Expect(cordon).To(ContainSubstring("member cluster member-4 cordoned"))
+		runFleet(hub.KubeconfigPath(), 0, "uncordon", "member-4")
+		Expect(bytes.Contains(drain.Out.Contents(), []byte("blocked"))).To(BeFalse(), "progress goes to stderr")
+	})
+})
