@@ -19,7 +19,7 @@ FLEET_PORT ?= 6443
 
 TEST_TIMEOUT ?= 40m
 
-.PHONY: all build cluster-bins generate verify test test-unit test-e2e run bench bench-scale bench-tenancy clean
+.PHONY: all build cluster-bins generate verify test test-unit test-e2e run bench bench-scale bench-tenancy images clean
 
 all: build
 
@@ -34,6 +34,16 @@ build:
 	$(GO) build -ldflags '$(GO_LDFLAGS)' -o $(BIN)/fleet-dev ./cmd/fleet-dev
 	$(GO) build -ldflags '$(GO_LDFLAGS)' -o $(BIN)/kubectl-fleet ./cmd/kubectl-fleet
 	ln -sf kubectl-fleet $(BIN)/kubectl-ws
+
+## images: OCI images of the hub and the syncer as tarballs in ./bin
+## (fleet-hub-image.tar, fleet-syncer-image.tar), built without a container
+## daemon from static linux binaries; `docker load -i` or `crane push` them
+IMAGE_REPOSITORY ?= fleetplane
+IMAGE_TAG ?= latest
+images:
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -ldflags '$(GO_LDFLAGS)' -o $(BIN)/linux/fleet-hub ./cmd/fleet-hub
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -ldflags '$(GO_LDFLAGS)' -o $(BIN)/linux/fleet-syncer ./cmd/fleet-syncer
+	$(GO) run ./build/images --bin-dir $(BIN) --repository $(IMAGE_REPOSITORY) --tag $(IMAGE_TAG)
 
 ## cluster-bins: what a local member cluster runs (test/localcluster): etcd,
 ## kube-apiserver, kube-controller-manager and kube-scheduler built from the
