@@ -22,6 +22,14 @@ import (
 )
 
 func main() {
+	switch os.Getenv(roleEnv) {
+	case "":
+		if code, ok := supervise(); ok {
+			os.Exit(code)
+		}
+	case roleInit:
+		os.Exit(runInit())
+	}
 	// envtest logs through controller-runtime; the clusters' own logs are
 	// in their directories.
 	ctrl.SetLogger(logr.Discard())
