@@ -2,6 +2,7 @@ package placement
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -52,6 +53,36 @@ var _ = Describe("kubectl fleet", func() {
 			out, _ := runFleet(hub.KubeconfigPath(), 0, append(cmd, "--help")...)
 			Expect(out).To(ContainSubstring("Examples:"), "kubectl fleet %s --help", strings.Join(cmd, " "))
 		}
+	})
+
+	It("ws moves a kubeconfig between workspaces, creates and lists them (also as kubectl-ws)", func() {
+		kubeconfig := filepath.Join(GinkgoT().TempDir(), "admin.kubeconfig")
+		raw, err := os.ReadFile(hub.KubeconfigPath())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(kubeconfig, raw, 0o600)).To(Succeed())
+		name := uniqueName("cli-ws")
+
+		runFleet(kubeconfig, 0, "ws", ":root:teams")
+		out, _ := runFleet(kubeconfig, 0, "ws", "current", "--short")
+		Expect(strings.TrimSpace(out)).To(Equal("root:teams"))
+		out, _ = runFleet(kubeconfig, 0, "ws", "create", name, "--enter")
+		Expect(out).To(ContainSubstring(`Workspace "root:teams:` + name + `" is ready.`))
+		out, _ = runFleet(kubeconfig, 0, "ws", "current", "--short")
+		Expect(strings.TrimSpace(out)).To(Equal("root:teams:" + name))
+		runFleet(kubeconfig, 0, "ws", "..")
+		out, _ = runFleet(kubeconfig, 0, "ws", "tree")
+		Expect(out).To(ContainSubstring(name))
+		runFleet(kubeconfig, 0, "ws", "-")
+		out, _ = runFleet(kubeconfig, 0, "ws", "current", "--short")
+		Expect(strings.TrimSpace(out)).To(Equal("root:teams:" + name), "ws - goes back")
+
+		By("the same binary named kubectl-ws is kubectl ws")
+		ws := exec.Command(filepath.Join(framework.BinDir(), "kubectl-ws"), "current", "--short", "--kubeconfig", kubeconfig)
+		got, err := ws.Output()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.TrimSpace(string(got))).To(Equal("root:teams:" + name))
+		_, errOut := runFleet(kubeconfig, 1, "ws", ":root:teams:does-not-exist")
+		Expect(errOut).To(ContainSubstring("does-not-exist"))
 	})
 
 	It("team create makes a workspace, its cluster grant and its admins", func() {

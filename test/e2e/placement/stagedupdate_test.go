@@ -347,6 +347,18 @@ var _ = Describe("Staged update runs", func() {
 			g.Expect(t.c.Get(ctx(), client.ObjectKey{Name: "run-after-first"}, &placementv1beta1.ClusterApprovalRequest{})).To(Succeed())
 			g.Expect(colorOn(g, "member-1", ns)).To(Equal("blue"))
 		}).Should(Succeed())
+
+		By("a concurrent run of the same placement must use the same strategy")
+		single := stage("all", map[string]string{key: "in"})
+		t.create(&placementv1beta1.ClusterStagedUpdateStrategy{ObjectMeta: metav1.ObjectMeta{Name: "single"}, Spec: placementv1beta1.UpdateStrategySpec{Stages: []placementv1beta1.StageConfig{single}}},
+			clusterRun("other", "app", "single", "", placementv1beta1.UpdateRunStateRun), clusterRun("same", "app", "two", "", placementv1beta1.UpdateRunStateInitialize))
+		Eventually(func(g Gomega) {
+			c := runCondition(t.getRun(g, "other"), "Initialized")
+			g.Expect(c.Reason).To(Equal(placementv1beta1.UpdateRunInitializeFailedReason))
+			g.Expect(c.Message).To(ContainSubstring(`ClusterStagedUpdateRun "run" is still rolling out ClusterResourcePlacement "app" with a different strategy`))
+			g.Expect(runCondition(t.getRun(g, "same"), "Initialized").Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+
 		labelMember("member-2", "in")
 		DeferCleanup(labelMember, "member-2", "")
 		Eventually(func(g Gomega) {
