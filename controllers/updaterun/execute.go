@@ -2,6 +2,7 @@ package updaterun
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,7 +86,7 @@ func setRunProgress(st *placementv1beta1.UpdateRunStatus, w world, out steps) {
 // updating counts the clusters started and not yet finished.
 func updating(st *placementv1beta1.UpdateRunStatus) int {
 	n := 0
-	for _, s := range append(append([]placementv1beta1.StageUpdatingStatus{}, st.StagesStatus...), deref(st.DeletionStageStatus)...) {
+	for _, s := range allStages(st) {
 		for _, c := range s.Clusters {
 			if isTrue(c.Conditions, placementv1beta1.ClusterUpdatingConditionStarted) && !isTrue(c.Conditions, placementv1beta1.ClusterUpdatingConditionSucceeded) {
 				n++
@@ -95,11 +96,13 @@ func updating(st *placementv1beta1.UpdateRunStatus) int {
 	return n
 }
 
-func deref(s *placementv1beta1.StageUpdatingStatus) []placementv1beta1.StageUpdatingStatus {
-	if s == nil {
-		return nil
+// allStages are the run's stages and its deletion stage.
+func allStages(st *placementv1beta1.UpdateRunStatus) []placementv1beta1.StageUpdatingStatus {
+	out := slices.Clone(st.StagesStatus)
+	if st.DeletionStageStatus != nil {
+		out = append(out, *st.DeletionStageStatus)
 	}
-	return []placementv1beta1.StageUpdatingStatus{*s}
+	return out
 }
 
 // runStage advances one stage and tells whether it has succeeded.

@@ -22,9 +22,6 @@ func (r *Reconciler) observe(ctx context.Context, c client.Reader, run placement
 	w := world{now: time.Now(), run: run.GetName(), generation: run.GetGeneration(), state: run.GetUpdateRunSpec().State}
 	p, err := r.placement(ctx, c, run)
 	if err != nil {
-		if f, ok := err.(*failure); ok {
-			f.wait = false
-		}
 		return w, err
 	}
 	k := placements.KeyOf(p)
