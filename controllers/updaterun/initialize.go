@@ -131,7 +131,9 @@ func (r *Reconciler) schedule(ctx context.Context, c client.Reader, k placements
 		return nil, nil, nil, waitFor("the scheduler has not finished scheduling %s %q", r.kinds().placementKind(), k.Name)
 	}
 	byCluster := func(bs []placementv1beta1.BindingObj) {
-		sort.Slice(bs, func(i, j int) bool { return bs[i].GetBindingSpec().TargetCluster < bs[j].GetBindingSpec().TargetCluster })
+		sort.Slice(bs, func(i, j int) bool {
+			return bs[i].GetBindingSpec().TargetCluster < bs[j].GetBindingSpec().TargetCluster
+		})
 	}
 	byCluster(scheduled)
 	byCluster(unscheduled)

@@ -74,7 +74,7 @@ var _ = Describe("kubectl fleet", func() {
 		Expect(out).To(ContainSubstring(name))
 		runFleet(kubeconfig, 0, "ws", "-")
 		out, _ = runFleet(kubeconfig, 0, "ws", "current", "--short")
-		Expect(strings.TrimSpace(out)).To(Equal("root:teams:" + name), "ws - goes back")
+		Expect(strings.TrimSpace(out)).To(Equal("root:teams:"+name), "ws - goes back")
 
 		By("the same binary named kubectl-ws is kubectl ws")
 		ws := exec.Command(filepath.Join(framework.BinDir(), "kubectl-ws"), "current", "--short", "--kubeconfig", kubeconfig)
