@@ -38,17 +38,18 @@ func supervise() (code int, ok bool) {
 	if err != nil {
 		return 0, false
 	}
+	// Signals that come while the namespace starts are passed on after.
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
 	attr := &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID, Pdeathsig: syscall.SIGKILL}
 	init, err := start(self, roleInit, attr)
-	if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) {
+	if err != nil {
+		// No privilege (EPERM), or PID namespaces disabled (ENOSPC, EINVAL).
+		signal.Stop(signals)
 		say("fleet-dev cannot create a PID namespace here (%v); if it is killed with SIGKILL, stop what it started with `pkill -f %s`", err, self)
 		return 0, false
 	}
-	if err != nil {
-		say("starting fleet-dev: %v", err)
-		return 1, true
-	}
-	return forwardAndWait(init), true
+	return forwardAndWait(init, signals), true
 }
 
 // runInit is pid 1 of the namespace: it starts the worker, passes it the
@@ -60,13 +61,15 @@ func runInit() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	// As pid 1, init ignores every signal it has no handler for: the
+	// handler comes first.
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
 	worker, err := start(self, roleWorker, &syscall.SysProcAttr{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
 		for s := range signals {
 			_ = worker.Signal(s)
@@ -96,10 +99,8 @@ func start(self, role string, attr *syscall.SysProcAttr) (*os.Process, error) {
 	})
 }
 
-// forwardAndWait passes SIGINT and SIGTERM to p until it exits.
-func forwardAndWait(p *os.Process) int {
-	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+// forwardAndWait passes the signals to p until it exits.
+func forwardAndWait(p *os.Process, signals <-chan os.Signal) int {
 	go func() {
 		for s := range signals {
 			_ = p.Signal(s)

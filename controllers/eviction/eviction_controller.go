@@ -10,9 +10,11 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kcp-dev/logicalcluster/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
@@ -71,12 +73,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	if decided(e) || !e.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	d, err := decide(ctx, c, e)
+	// The verdict counts available clusters: read live, an eviction decided
+	// right after another must see that one's binding going.
+	ws, err := r.Workspaces.For(logicalcluster.Name(req.ClusterName))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	d, err := decide(ctx, ws.Client, e)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if d.evict != nil && d.evict.GetDeletionTimestamp().IsZero() {
-		if err := client.IgnoreNotFound(c.Delete(ctx, d.evict)); err != nil {
+		if err := client.IgnoreNotFound(c.Delete(ctx, d.evict, client.Preconditions{UID: ptr.To(d.evict.GetUID())})); err != nil {
 			return ctrl.Result{}, fmt.Errorf("evicting %s from %s: %w", e.Spec.PlacementName, e.Spec.ClusterName, err)
 		}
 	}

@@ -8,18 +8,19 @@ import (
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 )
 
-// inFlight remembers, per placement, the bindings this controller wrote
-// that the cache does not show written yet (they still have the resource
-// version they were written from). A reconcile that read such a cache
-// planned on a binding's old state: it wrote it again (a conflict, 40 per
-// placement of 100 clusters) and could count it as not yet bound.
-type inFlight struct {
+// InFlight remembers, per key (a placement, an update run), the bindings a
+// controller wrote that the cache does not show written yet (they still
+// have the resource version they were written from). A reconcile that read
+// such a cache planned on a binding's old state: it wrote it again (a
+// conflict, 40 per placement of 100 clusters) and could count it as not yet
+// bound, or as done with its old spec.
+type InFlight struct {
 	mu          sync.Mutex
 	byPlacement map[string]map[types.UID]string
 }
 
-// wrote records that binding uid was written from resource version from.
-func (f *inFlight) wrote(key string, uid types.UID, from string) {
+// Wrote records that binding uid was written from resource version from.
+func (f *InFlight) Wrote(key string, uid types.UID, from string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.byPlacement == nil {
@@ -31,10 +32,10 @@ func (f *inFlight) wrote(key string, uid types.UID, from string) {
 	f.byPlacement[key][uid] = from
 }
 
-// pending tells whether any of the placement's bindings, as the cache has
+// Pending tells whether any of the placement's bindings, as the cache has
 // them, does not show this controller's last write yet; it forgets the
 // writes the cache shows and the bindings that are gone.
-func (f *inFlight) pending(key string, bindings []placementv1beta1.BindingObj) bool {
+func (f *InFlight) Pending(key string, bindings []placementv1beta1.BindingObj) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	written := f.byPlacement[key]
@@ -64,8 +65,8 @@ func (f *inFlight) pending(key string, bindings []placementv1beta1.BindingObj) b
 	return pending
 }
 
-// forget drops a placement that is gone.
-func (f *inFlight) forget(key string) {
+// Forget drops a key that is gone.
+func (f *InFlight) Forget(key string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.byPlacement, key)

@@ -14,29 +14,29 @@ func cachedBinding(uid types.UID, rv string) placementv1beta1.BindingObj {
 }
 
 func TestInFlight(t *testing.T) {
-	var f inFlight
-	f.wrote("ws/web", "a", "10")
-	f.wrote("ws/web", "b", "11")
+	var f InFlight
+	f.Wrote("ws/web", "a", "10")
+	f.Wrote("ws/web", "b", "11")
 
-	if !f.pending("ws/web", []placementv1beta1.BindingObj{cachedBinding("a", "10"), cachedBinding("b", "15")}) {
+	if !f.Pending("ws/web", []placementv1beta1.BindingObj{cachedBinding("a", "10"), cachedBinding("b", "15")}) {
 		t.Fatal("not pending though the cache does not show a's write")
 	}
 	if len(f.byPlacement["ws/web"]) != 1 {
 		t.Fatalf("remembered: %v, want a only (b's write shows in the cache)", f.byPlacement)
 	}
-	if f.pending("ws/web", []placementv1beta1.BindingObj{cachedBinding("a", "12")}) {
+	if f.Pending("ws/web", []placementv1beta1.BindingObj{cachedBinding("a", "12")}) {
 		t.Fatal("pending once the cache shows every write")
 	}
 	if len(f.byPlacement) != 0 {
 		t.Fatalf("writes still remembered: %v", f.byPlacement)
 	}
 
-	f.wrote("ws/web", "c", "20")
-	if f.pending("ws/web", nil) || len(f.byPlacement) != 0 {
+	f.Wrote("ws/web", "c", "20")
+	if f.Pending("ws/web", nil) || len(f.byPlacement) != 0 {
 		t.Fatalf("a binding that is gone is still remembered: %v", f.byPlacement)
 	}
-	f.wrote("ws/web", "d", "30")
-	f.forget("ws/web")
+	f.Wrote("ws/web", "d", "30")
+	f.Forget("ws/web")
 	if len(f.byPlacement) != 0 {
 		t.Fatalf("a forgotten placement is remembered: %v", f.byPlacement)
 	}

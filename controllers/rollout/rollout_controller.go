@@ -55,7 +55,7 @@ type Reconciler struct {
 	Fleet client.Reader
 	placements.Scope
 
-	inFlight inFlight
+	inFlight InFlight
 }
 
 // SetupWithManager registers the controller: placements, their bindings
@@ -91,7 +91,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	c, p, err := r.Lookup(ctx, r.Manager, r.Workspaces, req)
 	if err != nil || p == nil {
 		if err == nil {
-			r.inFlight.forget(req.String())
+			r.inFlight.Forget(req.String())
 		}
 		return ctrl.Result{}, err
 	}
@@ -112,7 +112,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	// has are not what the limits must be counted on: a binding just bound
 	// would look unbound, and another would be bound past maxSurge. Their
 	// events bring the placement back.
-	if r.inFlight.pending(req.String(), bindings) {
+	if r.inFlight.Pending(req.String(), bindings) {
 		return ctrl.Result{RequeueAfter: placements.ConflictRetry}, nil
 	}
 	want, err := ApplicableOverrides(ctx, r.Fleet, c, k, latest, bindings)
@@ -161,7 +161,7 @@ func (r *Reconciler) bindAll(ctx context.Context, c client.Client, p placementv1
 			if err := Bind(ctx, c, b, snapshot, want[b.GetBindingSpec().TargetCluster], p.GetPlacementSpec().Strategy.ApplyStrategy); err != nil {
 				return err
 			}
-			r.inFlight.wrote(key, b.GetUID(), from)
+			r.inFlight.Wrote(key, b.GetUID(), from)
 			return nil
 		})
 	}

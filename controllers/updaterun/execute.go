@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -22,8 +23,15 @@ type world struct {
 	// snapshot is the resource snapshot (master) the run rolls out.
 	snapshot   string
 	reportDiff bool
-	// bindings of the placement, by target cluster.
+	// strategy is the frozen apply strategy the bindings get.
+	strategy *placementv1beta1.ApplyStrategy
+	// bindings of the placement that are not being deleted, by target
+	// cluster; the cache shows this controller's own last writes.
 	bindings map[string]placementv1beta1.BindingObj
+	// deleting are the clusters whose binding is being deleted.
+	deleting map[string]bool
+	// listed are all the placement's bindings, as read.
+	listed []placementv1beta1.BindingObj
 	// approvals are the run's approval requests, by name.
 	approvals map[string]approval
 }
@@ -42,6 +50,9 @@ type steps struct {
 	accept []string
 	// requeue is when a timed wait ends.
 	requeue time.Duration
+	// displaced names a cluster whose binding someone else moved off
+	// what this run rolled out there: the run cannot go on.
+	displaced string
 }
 
 type approvalRequest struct{ name, stage, taskType string }
@@ -54,7 +65,9 @@ func advance(st *placementv1beta1.UpdateRunStatus, w world) steps {
 	stages := st.UpdateStrategySnapshot.Stages
 	for i := range st.StagesStatus {
 		if !runStage(&st.StagesStatus[i], stages[i], w, &out) {
-			setRunProgress(st, w, out)
+			if out.displaced == "" {
+				setRunProgress(st, w, out)
+			}
 			return out
 		}
 	}
@@ -156,7 +169,11 @@ func updateClusters(s *placementv1beta1.StageUpdatingStatus, cfg placementv1beta
 		case !isTrue(c.Conditions, placementv1beta1.ClusterUpdatingConditionStarted):
 			continue
 		}
-		ok, why := updated(w.bindings[c.ClusterName], w.snapshot, w.reportDiff)
+		ok, why := w.updated(*c)
+		if why == displacedWhy {
+			out.displaced = c.ClusterName
+			return false
+		}
 		if ok {
 			set(&c.Conditions, placementv1beta1.ClusterUpdatingConditionSucceeded, metav1.ConditionTrue, placementv1beta1.ClusterUpdatingSucceededReason, "", w)
 			done++
@@ -206,21 +223,32 @@ func maxConcurrency(cfg placementv1beta1.StageConfig, clusters int) int {
 	return n
 }
 
-// updated tells whether a binding serves the snapshot and reports it
-// available (or its diff reported, with ReportDiff), for its current
-// generation; if not, why not. A failure is waited out, not fatal: an
-// apply error on a member may be fixed there, and the placement's status
-// names it.
-func updated(b placementv1beta1.BindingObj, snapshot string, reportDiff bool) (bool, string) {
-	if b == nil {
+// displacedWhy is why a started cluster's binding no longer serves what
+// the run bound it to.
+const displacedWhy = "displaced"
+
+// updated tells whether a started cluster's binding serves what the run
+// bound it to (its snapshot, overrides and apply strategy) and reports it
+// available (or its diff reported, with ReportDiff) for its current
+// generation; if not, why not. A binding bound to something else was moved
+// by someone else (another run): the cache shows this controller's own
+// writes (see InFlight). A failure is waited out, not fatal: an apply
+// error on a member may be fixed there, and the placement's status names it.
+func (w world) updated(c placementv1beta1.ClusterUpdatingStatus) (bool, string) {
+	b := w.bindings[c.ClusterName]
+	if b == nil || b.GetBindingSpec().State == placementv1beta1.BindingStateUnscheduled {
 		return false, "its binding is gone"
 	}
 	spec := b.GetBindingSpec()
-	if spec.State != placementv1beta1.BindingStateBound || spec.ResourceSnapshotName != snapshot {
-		return false, "binding to " + snapshot
+	if spec.State != placementv1beta1.BindingStateBound {
+		return false, "binding to " + w.snapshot
+	}
+	if spec.ResourceSnapshotName != w.snapshot || !applicable(c).Equal(spec.ClusterResourceOverrideSnapshots, spec.ResourceOverrideSnapshots) ||
+		!equality.Semantic.DeepEqual(spec.ApplyStrategy, w.strategy) {
+		return false, displacedWhy
 	}
 	final := string(placementv1beta1.ResourceBindingAvailable)
-	if reportDiff {
+	if w.reportDiff {
 		final = string(placementv1beta1.ResourceBindingDiffReported)
 	}
 	conds := b.GetBindingStatus().Conditions
@@ -314,10 +342,11 @@ func runDeletionStage(s *placementv1beta1.StageUpdatingStatus, w world, out *ste
 	for i := range s.Clusters {
 		c := &s.Clusters[i]
 		set(&c.Conditions, placementv1beta1.ClusterUpdatingConditionStarted, metav1.ConditionTrue, placementv1beta1.ClusterUpdatingStartedReason, "", w)
+		if w.deleting[c.ClusterName] {
+			continue
+		}
 		if b := w.bindings[c.ClusterName]; b != nil && b.GetBindingSpec().State == placementv1beta1.BindingStateUnscheduled {
-			if b.GetDeletionTimestamp().IsZero() {
-				out.remove = append(out.remove, c.ClusterName)
-			}
+			out.remove = append(out.remove, c.ClusterName)
 			continue
 		}
 		set(&c.Conditions, placementv1beta1.ClusterUpdatingConditionSucceeded, metav1.ConditionTrue, placementv1beta1.ClusterUpdatingSucceededReason, "", w)

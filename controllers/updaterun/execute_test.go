@@ -135,13 +135,22 @@ func TestAdvanceWalksStagesTasksAndDeletion(t *testing.T) {
 	}
 }
 
-func TestUpdatedWaitsOutFailures(t *testing.T) {
+func TestUpdatedWaitsOutFailuresAndSeesDisplacedBindings(t *testing.T) {
 	b := availableBinding("a", "s").(*placementv1beta1.ClusterResourceBinding)
 	b.Status.Conditions = []metav1.Condition{{Type: string(placementv1beta1.ResourceBindingApplied), Status: metav1.ConditionFalse, ObservedGeneration: 2, Message: "boom"}}
-	if ok, why := updated(b, "s", false); ok || why != "Applied=False: boom" {
+	w := world{snapshot: "s", bindings: map[string]placementv1beta1.BindingObj{"a": b}}
+	if ok, why := w.updated(placementv1beta1.ClusterUpdatingStatus{ClusterName: "a"}); ok || why != "Applied=False: boom" {
 		t.Fatalf("updated = %v %q", ok, why)
 	}
-	if ok, _ := updated(availableBinding("a", "old"), "s", false); ok {
-		t.Fatal("a binding on another snapshot counted as updated")
+	w.bindings["a"] = availableBinding("a", "other")
+	if ok, why := w.updated(placementv1beta1.ClusterUpdatingStatus{ClusterName: "a"}); ok || why != displacedWhy {
+		t.Fatalf("a binding moved to another snapshot: updated = %v %q", ok, why)
+	}
+	w.bindings["a"] = availableBinding("a", "s")
+	if ok, why := w.updated(placementv1beta1.ClusterUpdatingStatus{ClusterName: "a", ClusterResourceOverrideSnapshots: []string{"cro-1"}}); ok || why != displacedWhy {
+		t.Fatalf("a binding without the run's overrides: updated = %v %q", ok, why)
+	}
+	if ok, _ := w.updated(placementv1beta1.ClusterUpdatingStatus{ClusterName: "a"}); !ok {
+		t.Fatal("an available binding on the run's snapshot is not updated")
 	}
 }

@@ -201,14 +201,16 @@ func masterSnapshotName(placement, index string) string {
 	return fmt.Sprintf("%s-%s-snapshot", placement, index)
 }
 
-// members reads the labels of the scheduled clusters from root:fleet. A
-// cluster whose MemberCluster is gone is leaving; it has no labels.
+// members reads the labels of the scheduled clusters from root:fleet.
 func (r *Reconciler) members(ctx context.Context, scheduled []placementv1beta1.BindingObj) ([]member, error) {
 	out := make([]member, 0, len(scheduled))
 	for _, b := range scheduled {
 		name := b.GetBindingSpec().TargetCluster
 		mc := &clusterv1beta1.MemberCluster{}
-		if err := r.Fleet.Get(ctx, client.ObjectKey{Name: name}, mc); client.IgnoreNotFound(err) != nil {
+		if err := r.Fleet.Get(ctx, client.ObjectKey{Name: name}, mc); apierrors.IsNotFound(err) {
+			// It left the fleet; the scheduler drops it from the placement.
+			return nil, waitFor("scheduled cluster %s is no longer a member cluster; waiting for the scheduler to drop it", name)
+		} else if err != nil {
 			return nil, err
 		}
 		out = append(out, member{name: name, labels: mc.Labels})

@@ -37,11 +37,16 @@ func (r *Reconciler) observe(ctx context.Context, c client.Reader, run placement
 	if err != nil {
 		return w, err
 	}
-	w.bindings = map[string]placementv1beta1.BindingObj{}
+	w.listed = bindings
+	w.bindings, w.deleting = map[string]placementv1beta1.BindingObj{}, map[string]bool{}
 	var scheduled []string
 	for _, b := range bindings {
 		spec := b.GetBindingSpec()
-		if spec.State != placementv1beta1.BindingStateUnscheduled && b.GetDeletionTimestamp().IsZero() {
+		switch {
+		case !b.GetDeletionTimestamp().IsZero():
+			w.deleting[spec.TargetCluster] = true
+			continue
+		case spec.State != placementv1beta1.BindingStateUnscheduled:
 			scheduled = append(scheduled, spec.TargetCluster)
 		}
 		if prev := w.bindings[spec.TargetCluster]; prev == nil || prev.GetBindingSpec().State == placementv1beta1.BindingStateUnscheduled {
@@ -58,6 +63,7 @@ func (r *Reconciler) observe(ctx context.Context, c client.Reader, run placement
 		return w, fail("the apply strategy of %s %q changed after the run was initialized", kind, k.Name)
 	}
 	w.snapshot = masterSnapshotName(k.Name, st.ResourceSnapshotIndexUsed)
+	w.strategy = st.ApplyStrategy
 	w.reportDiff = st.ApplyStrategy != nil && st.ApplyStrategy.Type == placementv1beta1.ApplyStrategyTypeReportDiff
 	w.approvals, err = r.approvals(ctx, c, run)
 	return w, err

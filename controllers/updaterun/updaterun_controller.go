@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -50,6 +52,8 @@ type Reconciler struct {
 	// their labels.
 	Fleet client.Reader
 	placements.Scope
+
+	inFlight rollout.InFlight
 }
 
 func (r *Reconciler) kinds() kinds { return kinds{namespaced: r.Namespaced} }
@@ -113,6 +117,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	}
 	run := r.kinds().newRun()
 	if err := c.Get(ctx, req.NamespacedName, run); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.inFlight.Forget(req.String())
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !run.GetDeletionTimestamp().IsZero() {
@@ -127,7 +134,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		return ctrl.Result{}, nil
 	}
 	before := run.GetUpdateRunStatus().DeepCopy()
-	result, err := r.step(ctx, c, run)
+	result, err := r.step(ctx, c, run, req.String())
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -140,7 +147,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 }
 
 // step moves the run on, writing its status into run.
-func (r *Reconciler) step(ctx context.Context, c client.Client, run placementv1beta1.UpdateRunObj) (ctrl.Result, error) {
+func (r *Reconciler) step(ctx context.Context, c client.Client, run placementv1beta1.UpdateRunObj, key string) (ctrl.Result, error) {
 	st := run.GetUpdateRunStatus()
 	if !initialized(run) {
 		next, err := r.initialize(ctx, c, run)
@@ -172,8 +179,18 @@ func (r *Reconciler) step(ctx context.Context, c client.Client, run placementv1b
 	case err != nil:
 		return ctrl.Result{}, err
 	}
+	// A cache that does not show this run's last binding writes would
+	// have it bind again, or count a cluster done on its old spec. The
+	// writes' own events bring the run back.
+	if r.inFlight.Pending(key, w.listed) {
+		return ctrl.Result{RequeueAfter: placements.ConflictRetry}, nil
+	}
 	out := advance(st, w)
-	if err := r.apply(ctx, c, run, out); err != nil {
+	if out.displaced != "" {
+		r.runFailed(run, &failure{msg: fmt.Sprintf("the binding of cluster %s was changed by another update run after this run updated it", out.displaced)})
+		return ctrl.Result{}, nil
+	}
+	if err := r.apply(ctx, c, run, w, out, key); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: out.requeue}, nil
@@ -236,7 +253,7 @@ func finished(run placementv1beta1.UpdateRunObj) bool {
 
 // apply makes the writes of one step: approval requests first (a stage
 // waits on them), then bindings.
-func (r *Reconciler) apply(ctx context.Context, c client.Client, run placementv1beta1.UpdateRunObj, out steps) error {
+func (r *Reconciler) apply(ctx context.Context, c client.Client, run placementv1beta1.UpdateRunObj, w world, out steps, key string) error {
 	for _, a := range out.request {
 		if err := r.requestApproval(ctx, c, run, a); err != nil {
 			return err
@@ -247,35 +264,26 @@ func (r *Reconciler) apply(ctx context.Context, c client.Client, run placementv1
 			return err
 		}
 	}
-	if len(out.bind) == 0 && len(out.remove) == 0 {
-		return nil
-	}
-	k := r.Key(run.GetNamespace(), run.GetUpdateRunSpec().PlacementName)
-	bindings, err := placements.Bindings(ctx, c, k)
-	if err != nil {
-		return err
-	}
-	byCluster := map[string]placementv1beta1.BindingObj{}
-	for _, b := range bindings {
-		byCluster[b.GetBindingSpec().TargetCluster] = b
-	}
 	st := run.GetUpdateRunStatus()
-	snapshot := masterSnapshotName(k.Name, st.ResourceSnapshotIndexUsed)
 	for _, cl := range out.bind {
-		b := byCluster[cl.ClusterName]
-		if b == nil {
+		b := w.bindings[cl.ClusterName]
+		if b == nil || b.GetBindingSpec().State == placementv1beta1.BindingStateUnscheduled {
+			// The cluster is leaving the placement; the next check fails the run.
 			continue
 		}
-		o := applicable(cl)
-		if err := rollout.Bind(ctx, c, b, snapshot, o, st.ApplyStrategy); err != nil {
+		from := b.GetResourceVersion()
+		if err := rollout.Bind(ctx, c, b, w.snapshot, applicable(cl), st.ApplyStrategy); err != nil {
 			return err
+		}
+		if b.GetResourceVersion() != from {
+			// An update that changed nothing leaves nothing to wait for.
+			r.inFlight.Wrote(key, b.GetUID(), from)
 		}
 	}
 	for _, name := range out.remove {
-		if b := byCluster[name]; b != nil {
-			if err := client.IgnoreNotFound(c.Delete(ctx, b)); err != nil {
-				return fmt.Errorf("removing the placement from %s: %w", name, err)
-			}
+		b := w.bindings[name]
+		if err := client.IgnoreNotFound(c.Delete(ctx, b, client.Preconditions{UID: ptr.To(b.GetUID())})); err != nil {
+			return fmt.Errorf("removing the placement from %s: %w", name, err)
 		}
 	}
 	return nil

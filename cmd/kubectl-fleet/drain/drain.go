@@ -159,9 +159,9 @@ func (o *drainOptions) evict(ctx context.Context, p placed, member string, deadl
 		if err := ws.Create(ctx, e); err != nil {
 			return fmt.Errorf("creating an eviction of %s: %w", p, err)
 		}
-		valid, executed, err := waitDecided(ctx, ws, e)
+		valid, executed, err := waitDecided(ctx, ws, e, deadline)
 		if err != nil {
-			return err
+			return fmt.Errorf("evicting %s: %w", p, err)
 		}
 		switch {
 		case valid.Status == metav1.ConditionFalse:
@@ -193,10 +193,14 @@ func evictionPrefix(member, placement string) string {
 	return prefix
 }
 
-// waitDecided waits for the eviction controller's verdict.
-func waitDecided(ctx context.Context, ws *hub.Workspace, e *placementv1beta1.ClusterResourcePlacementEviction) (valid, executed metav1.Condition, err error) {
+// waitDecided waits for the eviction controller's verdict, until the
+// deadline.
+func waitDecided(ctx context.Context, ws *hub.Workspace, e *placementv1beta1.ClusterResourcePlacementEviction, deadline time.Time) (valid, executed metav1.Condition, err error) {
 	for {
-		if err := ws.Get(ctx, client.ObjectKeyFromObject(e), e); err != nil && !apierrors.IsNotFound(err) {
+		if err := ws.Get(ctx, client.ObjectKeyFromObject(e), e); err != nil {
+			if apierrors.IsNotFound(err) {
+				return valid, executed, fmt.Errorf("eviction %s was deleted before it was decided", e.Name)
+			}
 			return valid, executed, err
 		}
 		v := meta.FindStatusCondition(e.Status.Conditions, placementv1beta1.PlacementEvictionConditionTypeValid)
@@ -206,6 +210,9 @@ func waitDecided(ctx context.Context, ws *hub.Workspace, e *placementv1beta1.Clu
 				x = &metav1.Condition{}
 			}
 			return *v, *x, nil
+		}
+		if time.Now().After(deadline) {
+			return valid, executed, fmt.Errorf("eviction %s was not decided before --timeout; is the hub's eviction controller running?", e.Name)
 		}
 		select {
 		case <-ctx.Done():

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,11 +34,12 @@ import (
 var teamsPath = logicalcluster.NewPath("root:teams")
 
 type createOptions struct {
-	flags    *genericclioptions.ConfigFlags
-	out      io.Writer
-	clusters string
-	users    []string
-	groups   []string
+	flags       *genericclioptions.ConfigFlags
+	out         io.Writer
+	clusters    string
+	clustersSet bool
+	users       []string
+	groups      []string
 }
 
 // NewCommand returns `kubectl fleet team`.
@@ -52,11 +54,12 @@ ClusterGrant NAME in root:fleet that gives it the member clusters matching
 --clusters (a label selector; empty means every cluster), and a
 ClusterRoleBinding team-admins making the given users and groups admins of
 the workspace. Run it with hub admin credentials. Re-running it updates the
-grant and the admins.`,
+admins, and the grant's clusters if --clusters is given.`,
 		Example: `  kubectl fleet team create payments --clusters env=prod,region=eastus --admin-group payments-devs
   kubectl fleet team create sandbox --clusters 'env in (dev,staging)' --admin-user alice`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.clustersSet = cmd.Flags().Changed("clusters")
 			return o.create(cmd.Context(), args[0])
 		},
 	}
@@ -162,8 +165,14 @@ func (o *createOptions) admins(ctx context.Context, team *hub.Workspace) error {
 func (o *createOptions) grant(ctx context.Context, fleet *hub.Workspace, name string, path logicalcluster.Path, selector *metav1.LabelSelector) (*tenancyv1alpha1.ClusterGrant, error) {
 	g := &tenancyv1alpha1.ClusterGrant{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, fleet, g, func() error {
-		g.Spec.Workspaces = []string{path.String()}
-		g.Spec.ClusterSelector = selector
+		if !slices.Contains(g.Spec.Workspaces, path.String()) {
+			g.Spec.Workspaces = append(g.Spec.Workspaces, path.String())
+		}
+		// Re-running without --clusters (to add admins) keeps the grant's
+		// clusters; a new grant without it covers every cluster.
+		if o.clustersSet || g.CreationTimestamp.IsZero() {
+			g.Spec.ClusterSelector = selector
+		}
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("granting clusters to %s: %w", path, err)
