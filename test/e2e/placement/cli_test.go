@@ -101,6 +101,12 @@ var _ = Describe("kubectl fleet", func() {
 		Expect(c.Get(ctx(), client.ObjectKey{Name: "team-admins"}, crb)).To(Succeed())
 		Expect(crb.Subjects).To(ConsistOf(rbacv1.Subject{Kind: "Group", APIGroup: rbacv1.GroupName, Name: name + "-devs"}))
 		Expect(c.List(ctx(), &placementv1beta1.ClusterResourcePlacementList{})).To(Succeed(), "the new workspace serves the placement API")
+
+		By("re-running it to add an admin keeps the grant's clusters")
+		out, _ = runFleet(hub.KubeconfigPath(), 0, "team", "create", name, "--admin-user", "alice")
+		Expect(out).To(ContainSubstring("ClusterGrant " + name + " gives it 2 member cluster(s): member-1, member-2"))
+		Expect(c.Get(ctx(), client.ObjectKey{Name: "team-admins"}, crb)).To(Succeed())
+		Expect(crb.Subjects).To(ConsistOf(rbacv1.Subject{Kind: "User", APIGroup: rbacv1.GroupName, Name: "alice"}))
 	})
 
 	It("status shows each cluster, picked or why not, as the team sees it; approve moves a staged run on", func() {
