@@ -135,7 +135,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		if !waitingReported(b) {
 			continue
 		}
-		if err := markRolloutStarted(ctx, c, b, metav1.ConditionTrue, placementv1beta1.RolloutStartedReason, placements.RolloutStartedMessage(latest.GetName())); err != nil {
+		if err := markRolloutStarted(ctx, c, b, metav1.ConditionTrue, placementv1beta1.RolloutStartedReason, placements.RolloutStartedMessage(b)); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

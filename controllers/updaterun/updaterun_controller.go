@@ -272,6 +272,12 @@ func (r *Reconciler) apply(ctx context.Context, c client.Client, run placementv1
 			continue
 		}
 		from := b.GetResourceVersion()
+		annotations := b.GetAnnotations()
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[placementv1beta1.UpdateRunAnnotation] = r.kinds().runKind() + "/" + run.GetName()
+		b.SetAnnotations(annotations)
 		if err := rollout.Bind(ctx, c, b, w.snapshot, applicable(cl), st.ApplyStrategy); err != nil {
 			return err
 		}

@@ -30,7 +30,7 @@ func bindingStatus(b placementv1beta1.BindingObj, works []placementv1beta1.Work,
 	}
 	spec := b.GetBindingSpec()
 	if c := meta.FindStatusCondition(st.Conditions, string(placementv1beta1.ResourceBindingRolloutStarted)); spec.State == placementv1beta1.BindingStateBound && (c == nil || c.ObservedGeneration != gen) {
-		set(placementv1beta1.ResourceBindingRolloutStarted, metav1.ConditionTrue, placementv1beta1.RolloutStartedReason, placements.RolloutStartedMessage(spec.ResourceSnapshotName))
+		set(placementv1beta1.ResourceBindingRolloutStarted, metav1.ConditionTrue, placementv1beta1.RolloutStartedReason, placements.RolloutStartedMessage(b))
 	}
 	remove := func(types ...placementv1beta1.ResourceBindingConditionType) {
 		for _, t := range types {

@@ -21,6 +21,10 @@ const (
 	// WorkspacePathAnnotation is that workspace's path (e.g.
 	// root:teams:team-a), for messages.
 	WorkspacePathAnnotation = fleetplanePrefix + "workspace-path"
+	// UpdateRunAnnotation names, on a binding, the staged update run that
+	// last bound it ("ClusterStagedUpdateRun/<name>"), for its
+	// RolloutStarted message.
+	UpdateRunAnnotation = fleetplanePrefix + "update-run"
 	// DeletePropagationAnnotation on a Work being deleted tells the syncer
 	// to leave the applied objects on the member ("Abandon") instead of
 	// deleting them.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -190,9 +191,14 @@ func Index(o client.Object, label string) (int, error) {
 func objectMeta(k Key) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: k.Namespace} }
 
 // RolloutStartedMessage is a binding's RolloutStarted message once it is
-// bound to the resource snapshot.
-func RolloutStartedMessage(snapshot string) string {
-	return fmt.Sprintf("Detected the new changes on the resources and started the rollout process, resourceSnapshotName: %s", snapshot)
+// bound to its resource snapshot; it names the update run that bound it,
+// if one did.
+func RolloutStartedMessage(b placementv1beta1.BindingObj) string {
+	msg := fmt.Sprintf("Detected the new changes on the resources and started the rollout process, resourceSnapshotName: %s", b.GetBindingSpec().ResourceSnapshotName)
+	if kind, name, ok := strings.Cut(b.GetAnnotations()[placementv1beta1.UpdateRunAnnotation], "/"); ok {
+		msg += fmt.Sprintf(", %s%s: %s", strings.ToLower(kind[:1]), kind[1:], name)
+	}
+	return msg
 }
 
 // ConflictRetry is when a reconcile whose write met a newer version of the

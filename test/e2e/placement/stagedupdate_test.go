@@ -204,7 +204,11 @@ var _ = Describe("Staged update runs", func() {
 			g.Expect(t.c.Get(ctx(), client.ObjectKeyFromObject(&req), &req)).To(Succeed())
 			g.Expect(condition(req.Status.Conditions, placementv1beta1.ApprovalRequestConditionApprovalAccepted).Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(colors(g, ns)).To(Equal(map[string]string{"member-1": "blue", "member-2": "blue", "member-3": "blue"}))
-			expectAvailable(g, t.getCRP(g, "app"), []string{"member-1", "member-2", "member-3"}, []placementv1beta1.ResourceIdentifier{namespaceID(ns), configMapID(ns, "settings")}, "0")
+			crp := t.getCRP(g, "app")
+			expectAvailable(g, crp, []string{"member-1", "member-2", "member-3"}, []placementv1beta1.ResourceIdentifier{namespaceID(ns), configMapID(ns, "settings")}, "0")
+			for _, pcs := range crp.Status.PerClusterPlacementStatuses {
+				g.Expect(condition(pcs.Conditions, "RolloutStarted").Message).To(HaveSuffix("clusterStagedUpdateRun: app-v0"), "on %s", pcs.ClusterName)
+			}
 		}).Should(Succeed())
 
 		By("deleting the run deletes its approval requests and leaves the placement as it is")
