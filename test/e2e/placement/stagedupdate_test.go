@@ -191,6 +191,9 @@ var _ = Describe("Staged update runs", func() {
 		Consistently(func(g Gomega) {
 			g.Expect(colorOn(g, "member-2", ns)).To(BeEmpty(), "the west stage waits for the approval")
 		}, 3*time.Second).Should(Succeed())
+		forged := &placementv1beta1.ClusterApprovalRequest{ObjectMeta: metav1.ObjectMeta{Name: "app-v0-after-west"},
+			Spec: placementv1beta1.ApprovalRequestSpec{TargetUpdateRun: "app-v0", TargetStage: "west"}}
+		Expect(apierrors.IsForbidden(t.c.Create(ctx(), forged))).To(BeTrue(), "approval requests are the runs' to create")
 
 		By("the team approves; the west stage updates and the run succeeds")
 		t.approve(&req)
