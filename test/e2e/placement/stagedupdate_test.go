@@ -16,7 +16,9 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	"github.com/fleetplane/fleetplane/controllers/updaterun"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 // externalCRP places a namespace on the canary and prod clusters (members
@@ -431,3 +433,83 @@ var _ = Describe("Staged update runs", func() {
 		}).Should(Succeed())
 	})
 })
+
+var _ = Describe("A staged update run and a member cluster joining the fleet", Serial, func() {
+	It("fails the run: the new cluster changes the placement's cluster count", func(sctx SpecContext) {
+		t := newTeam("staged-join")
+		ns := uniqueName("app")
+		canary := stage("canary", map[string]string{"env": "canary"})
+		canary.AfterStageTasks = []placementv1beta1.StageTask{approvalTask}
+		t.create(namespace(ns), configMap(ns, "settings", map[string]string{"color": "blue"}),
+			&placementv1beta1.ClusterStagedUpdateStrategy{ObjectMeta: metav1.ObjectMeta{Name: "s"},
+				Spec: placementv1beta1.UpdateStrategySpec{Stages: []placementv1beta1.StageConfig{canary, stage("prod", map[string]string{"env": "prod"})}}})
+		t.place(externalCRP("app", ns))
+		t.waitScheduled("app", "member-1", "member-2", "member-3")
+		t.create(clusterRun("run", "app", "s", "", placementv1beta1.UpdateRunStateRun))
+		Eventually(func(g Gomega) {
+			g.Expect(t.c.Get(ctx(), client.ObjectKey{Name: "run-after-canary"}, &placementv1beta1.ClusterApprovalRequest{})).To(Succeed())
+		}).Should(Succeed())
+
+		By("a fifth cluster joins the fleet with a label the placement selects")
+		joined, err := hub.StartMembers(sctx, GinkgoT().TempDir(), []framework.MemberSpec{
+			{Name: "member-5", Labels: map[string]string{"env": "canary", "region": "eastus"}, Nodes: framework.Nodes("m5", 1, "2", "8Gi", nil)}})
+		DeferCleanup(func() {
+			for _, m := range joined {
+				Expect(hub.Unjoin(ctx(), m)).To(Succeed())
+				Expect(m.Stop()).To(Succeed())
+			}
+		})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			run := t.getRun(g, "run")
+			c := runCondition(run, "Succeeded")
+			g.Expect(c.Reason).To(Equal(placementv1beta1.UpdateRunFailedReason), "%+v", run.Status.Conditions)
+			g.Expect(c.Message).To(ContainSubstring(`the cluster count of ClusterResourcePlacement "app" changed from 3 to 4`))
+		}).Should(Succeed())
+		t.approve(&placementv1beta1.ClusterApprovalRequest{ObjectMeta: metav1.ObjectMeta{Name: "run-after-canary"}})
+		Consistently(func(g Gomega) {
+			g.Expect(colorOn(g, "member-1", ns)).To(BeEmpty(), "a failed run rolls out nothing more")
+		}, 3*time.Second).Should(Succeed())
+	})
+})
+
+var _ = Describe("A staged update run in a team with a narrow grant", Serial, func() {
+	It("plans and rolls out over the team's granted clusters only, whatever its stages select", func() {
+		t := newTeam("staged-grant")
+		saved := &tenancyv1alpha1.ClusterGrant{}
+		Expect(fleetClient().Get(ctx(), client.ObjectKey{Name: "all-teams"}, saved)).To(Succeed())
+		updateGrant("all-teams", func(g *tenancyv1alpha1.ClusterGrant) { g.Spec.Workspaces = []string{"root:teams:nobody"} })
+		DeferCleanup(updateGrant, "all-teams", func(g *tenancyv1alpha1.ClusterGrant) { g.Spec = saved.Spec })
+		prod := &tenancyv1alpha1.ClusterGrant{ObjectMeta: metav1.ObjectMeta{Name: uniqueName("staged-prod")},
+			Spec: tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{t.path}, ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}}}
+		Expect(fleetClient().Create(ctx(), prod)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(ctx(), prod))).To(Succeed()) })
+
+		ns := uniqueName("app")
+		everything := stage("everything", nil)
+		everything.LabelSelector = &metav1.LabelSelector{}
+		everything.MaxConcurrency = ptr.To(intstr.FromString("100%"))
+		t.create(namespace(ns), configMap(ns, "settings", map[string]string{"color": "blue"}),
+			&placementv1beta1.ClusterStagedUpdateStrategy{ObjectMeta: metav1.ObjectMeta{Name: "s"}, Spec: placementv1beta1.UpdateStrategySpec{Stages: []placementv1beta1.StageConfig{everything}}})
+		crp := newCRP("app", pickAll(), namespaceSelector(ns))
+		crp.Spec.Strategy.Type = placementv1beta1.ExternalRolloutStrategyType
+		t.place(crp)
+		t.waitScheduled("app", "member-1", "member-2")
+		t.create(clusterRun("run", "app", "s", "", placementv1beta1.UpdateRunStateRun))
+		Eventually(func(g Gomega) {
+			run := t.getRun(g, "run")
+			g.Expect(runCondition(run, "Succeeded").Reason).To(Equal(placementv1beta1.UpdateRunSucceededReason), "%+v", run.Status.Conditions)
+			g.Expect(names(stageStatus(run, "everything").Clusters)).To(Equal([]string{"member-1", "member-2"}))
+			g.Expect(colors(g, ns)).To(Equal(map[string]string{"member-1": "blue", "member-2": "blue", "member-3": ""}))
+			expectOnlyOn(g, namespace(ns), "member-1", "member-2")
+		}).Should(Succeed())
+	})
+})
+
+func names(cs []placementv1beta1.ClusterUpdatingStatus) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.ClusterName)
+	}
+	return out
+}
