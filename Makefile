@@ -19,7 +19,7 @@ FLEET_PORT ?= 6443
 
 TEST_TIMEOUT ?= 40m
 
-.PHONY: all build cluster-bins generate verify test test-unit test-e2e run bench bench-scale bench-tenancy images clean
+.PHONY: all build cluster-bins generate verify test test-unit test-e2e run bench bench-scale bench-tenancy images fuzz clean
 
 all: build
 
@@ -34,6 +34,16 @@ build:
 	$(GO) build -ldflags '$(GO_LDFLAGS)' -o $(BIN)/fleet-dev ./cmd/fleet-dev
 	$(GO) build -ldflags '$(GO_LDFLAGS)' -o $(BIN)/kubectl-fleet ./cmd/kubectl-fleet
 	ln -sf kubectl-fleet $(BIN)/kubectl-ws
+
+## fuzz: run each fuzz target for FUZZTIME (a crash is saved under the
+## package's testdata/fuzz and then runs with the unit tests)
+FUZZTIME ?= 60s
+FUZZ_TARGETS := ./controllers/common/overrides:FuzzApply ./controllers/common/envelopes:FuzzOpen ./syncer/workapplier:FuzzDecode
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; echo "== $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test $$pkg -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done
 
 ## images: OCI images of the hub and the syncer as tarballs in ./bin
 ## (fleet-hub-image.tar, fleet-syncer-image.tar), built without a container

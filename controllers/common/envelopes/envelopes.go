@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"sort"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
@@ -115,25 +116,27 @@ func entry(id placementv1beta1.EnvelopeIdentifier, raw []byte) ([]byte, error) {
 	if err := json.Unmarshal(js, &obj); err != nil || obj == nil {
 		return nil, fmt.Errorf("not a single Kubernetes object: each entry holds one object with apiVersion, kind and metadata.name")
 	}
-	var h head
-	if err := json.Unmarshal(js, &h); err != nil {
-		return nil, fmt.Errorf("malformed metadata: %v", err)
-	}
-	switch {
-	case h.APIVersion == "" || h.Kind == "" || h.Metadata.Name == "":
+	// Read with the exact key names the member will see (encoding/json
+	// would match "metAdAtA" to a struct's metadata field).
+	u := unstructured.Unstructured{Object: obj}
+	if _, ok := obj["metadata"].(map[string]any); !ok {
 		return nil, fmt.Errorf("apiVersion, kind and metadata.name are required")
-	case h.Kind == string(placementv1beta1.ClusterResourceEnvelopeType) || h.Kind == string(placementv1beta1.ResourceEnvelopeType) ||
-		h.Metadata.Annotations[placementv1beta1.EnvelopeConfigMapAnnotation] == "true":
-		return nil, fmt.Errorf("envelopes cannot carry envelopes")
-	case id.Type == placementv1beta1.ClusterResourceEnvelopeType && h.Metadata.Namespace != "":
-		return nil, fmt.Errorf("%s %s is namespaced (namespace %s): a ClusterResourceEnvelope carries cluster-scoped objects only; put it in a ResourceEnvelope in namespace %s",
-			h.Kind, h.Metadata.Name, h.Metadata.Namespace, h.Metadata.Namespace)
-	case id.Type != placementv1beta1.ClusterResourceEnvelopeType && h.Metadata.Namespace != "" && h.Metadata.Namespace != id.Namespace:
-		return nil, fmt.Errorf("%s %s is in namespace %s: an envelope in namespace %s carries objects of its own namespace only", h.Kind, h.Metadata.Name, h.Metadata.Namespace, id.Namespace)
 	}
-	if id.Type != placementv1beta1.ClusterResourceEnvelopeType && h.Metadata.Namespace == "" {
-		md, _ := obj["metadata"].(map[string]any)
-		md["namespace"] = id.Namespace
+	kind, name, namespace := u.GetKind(), u.GetName(), u.GetNamespace()
+	switch {
+	case u.GetAPIVersion() == "" || kind == "" || name == "":
+		return nil, fmt.Errorf("apiVersion, kind and metadata.name are required")
+	case kind == string(placementv1beta1.ClusterResourceEnvelopeType) || kind == string(placementv1beta1.ResourceEnvelopeType) ||
+		u.GetAnnotations()[placementv1beta1.EnvelopeConfigMapAnnotation] == "true":
+		return nil, fmt.Errorf("envelopes cannot carry envelopes")
+	case id.Type == placementv1beta1.ClusterResourceEnvelopeType && namespace != "":
+		return nil, fmt.Errorf("%s %s is namespaced (namespace %s): a ClusterResourceEnvelope carries cluster-scoped objects only; put it in a ResourceEnvelope in namespace %s",
+			kind, name, namespace, namespace)
+	case id.Type != placementv1beta1.ClusterResourceEnvelopeType && namespace != "" && namespace != id.Namespace:
+		return nil, fmt.Errorf("%s %s is in namespace %s: an envelope in namespace %s carries objects of its own namespace only", kind, name, namespace, id.Namespace)
+	}
+	if id.Type != placementv1beta1.ClusterResourceEnvelopeType && namespace == "" {
+		u.SetNamespace(id.Namespace)
 		return json.Marshal(obj)
 	}
 	return js, nil
