@@ -155,13 +155,7 @@ var _ = Describe("kubectl fleet drain", Serial, func() {
 	It("cordons a member and evicts its placements within their disruption budgets, with progress; uncordon brings it back", func() {
 		t := newTeam("cli-drain")
 		ns, _ := t.appNamespace("app")
-		t.place(newCRP("app", pickAll(labelTerm(map[string]string{"env": "prod"})), namespaceSelector(ns)))
-		Eventually(func(g Gomega) {
-			g.Expect(keys(t.activeBindings(g, "app"))).To(ConsistOf("member-1", "member-2"))
-			for _, b := range t.activeBindings(g, "app") {
-				g.Expect(condition(b.Status.Conditions, string(placementv1beta1.ResourceBindingAvailable)).Status).To(Equal(metav1.ConditionTrue))
-			}
-		}).Should(Succeed())
+		t.placeOnProd("app", ns)
 		t.create(&placementv1beta1.ClusterResourcePlacementDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "app"},
 			Spec: placementv1beta1.PlacementDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(2))}})
 		DeferCleanup(func() { runFleet(hub.KubeconfigPath(), 0, "uncordon", "member-1") })

@@ -42,6 +42,19 @@ func (t *team) expectEviction(name string, valid bool, executed *bool, message s
 	}).Should(Succeed())
 }
 
+// placeOnProd places a namespace on the prod clusters (members 1 and 2)
+// and waits until it is available on both, so that evicting from one is a
+// disruption a budget counts.
+func (t *team) placeOnProd(name, ns string) {
+	t.place(newCRP(name, pickAll(labelTerm(map[string]string{"env": "prod"})), namespaceSelector(ns)))
+	EventuallyWithOffset(1, func(g Gomega) {
+		g.Expect(keys(t.activeBindings(g, name))).To(ConsistOf("member-1", "member-2"))
+		for _, b := range t.activeBindings(g, name) {
+			g.Expect(condition(b.Status.Conditions, string(placementv1beta1.ResourceBindingAvailable)).Status).To(Equal(metav1.ConditionTrue))
+		}
+	}).Should(Succeed())
+}
+
 var _ = Describe("Evictions and disruption budgets", func() {
 	It("refuse PickFixed placements and unknown placements or clusters, as terminal verdicts", func() {
 		t := newTeam("evict-invalid")
@@ -96,13 +109,7 @@ var _ = Describe("Evictions and disruption budgets", func() {
 	It("evict without a budget at once", func() {
 		t := newTeam("evict-nobudget")
 		ns, _ := t.appNamespace("app")
-		t.place(newCRP("app", pickAll(labelTerm(map[string]string{"env": "prod"})), namespaceSelector(ns)))
-		Eventually(func(g Gomega) {
-			g.Expect(keys(t.activeBindings(g, "app"))).To(ConsistOf("member-1", "member-2"))
-			for _, b := range t.activeBindings(g, "app") {
-				g.Expect(condition(b.Status.Conditions, string(placementv1beta1.ResourceBindingApplied)).Status).To(Equal(metav1.ConditionTrue))
-			}
-		}).Should(Succeed())
+		t.placeOnProd("app", ns)
 		t.create(eviction("now", "app", "member-2"))
 		t.expectEviction("now", true, ptr.To(true), placementv1beta1.EvictionAllowedNoPDBMessage)
 	})
