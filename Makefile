@@ -38,7 +38,7 @@ build:
 ## fuzz: run each fuzz target for FUZZTIME (a crash is saved under the
 ## package's testdata/fuzz and then runs with the unit tests)
 FUZZTIME ?= 60s
-FUZZ_TARGETS := ./controllers/common/overrides:FuzzApply ./controllers/common/envelopes:FuzzOpen ./syncer/workapplier:FuzzDecode
+FUZZ_TARGETS := ./controllers/placement:FuzzSelectResources ./controllers/common/overrides:FuzzApply ./controllers/scheduler/plugins/clusteraffinity:FuzzPropertySelection ./controllers/common/envelopes:FuzzOpen ./syncer/workapplier:FuzzDecode
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; echo "== $$name ($$pkg, $(FUZZTIME))"; \

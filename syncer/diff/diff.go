@@ -11,8 +11,9 @@ import (
 	"strconv"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fleetplane/fleetplane/controllers/common/quantities"
 )
 
 // Detail is one difference, at a JSON pointer path.
@@ -143,8 +144,8 @@ func equalScalars(a, b any) bool {
 	if !aStr || !bStr {
 		return false
 	}
-	qa, errA := resource.ParseQuantity(sa)
-	qb, errB := resource.ParseQuantity(sb)
+	qa, errA := quantities.Parse(sa)
+	qb, errB := quantities.Parse(sb)
 	return errA == nil && errB == nil && qa.Cmp(qb) == 0
 }
 

@@ -401,6 +401,8 @@ type PropertySelectorRequirement struct {
 	// Values holds exactly one value in resource.Quantity syntax.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=1
+	// +kubebuilder:validation:items:MaxLength=64
+	// +kubebuilder:validation:items:Pattern=`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?[0-9]{1,3}))?$`
 	// +required
 	Values []string `json:"values"`
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -210,10 +211,25 @@ func (pref *preference) observe(feasible []*clusterv1beta1.MemberCluster) {
 		if !ok {
 			continue
 		}
-		v := q.AsApproximateFloat64()
+		v, ok := sortable(q)
+		if !ok {
+			continue
+		}
 		pref.values[mc] = v
 		pref.min, pref.max = math.Min(pref.min, v), math.Max(pref.max, v)
 	}
+}
+
+// sortable is the quantity as a finite float. Quantities beyond float range
+// (1e400) earn nothing from a sorter rather than poisoning the min and max;
+// a zero with a huge exponent (0e700) is zero, not the NaN the approximation
+// gives.
+func sortable(q resource.Quantity) (float64, bool) {
+	if q.IsZero() {
+		return 0, true
+	}
+	v := q.AsApproximateFloat64()
+	return v, !math.IsNaN(v) && !math.IsInf(v, 0)
 }
 
 // Score adds up the weights of the matching preferred terms.

@@ -9,6 +9,8 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+
+	"github.com/fleetplane/fleetplane/controllers/common/quantities"
 )
 
 // capacity picks one of the resource usage lists of a cluster.
@@ -67,7 +69,7 @@ func (p property) valueOf(mc *clusterv1beta1.MemberCluster) (resource.Quantity, 
 		if !ok {
 			return resource.Quantity{}, false
 		}
-		q, err := resource.ParseQuantity(v.Value)
+		q, err := quantities.Parse(v.Value)
 		return q, err == nil
 	}
 	q, ok := list[p.resource]
@@ -89,7 +91,7 @@ func parseRequirement(r placementv1beta1.PropertySelectorRequirement) (requireme
 	if len(r.Values) != 1 {
 		return requirement{}, fmt.Errorf("property selector on %q needs exactly one value, got %d", r.Name, len(r.Values))
 	}
-	v, err := resource.ParseQuantity(r.Values[0])
+	v, err := quantities.Parse(r.Values[0])
 	if err != nil {
 		return requirement{}, fmt.Errorf("property selector on %q: value %q is not a quantity: %w", r.Name, r.Values[0], err)
 	}
