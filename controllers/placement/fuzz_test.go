@@ -62,4 +62,3 @@ func FuzzSelectResources(f *testing.F) {
 		}
 	})
 }
-
