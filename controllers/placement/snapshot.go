@@ -22,6 +22,11 @@ import (
 // snapshot; larger selections are split over several objects.
 const snapshotShardLimit = 800 * 1024
 
+// maxObjectBytes is the largest object that can be placed: it is stored
+// whole in one resource snapshot and one Work, and the hub's etcd refuses
+// writes over 1.5 MiB; the rest is left for their metadata.
+const maxObjectBytes = 1536*1024 - 16*1024
+
 const defaultRevisionHistoryLimit = 10
 
 // encode serializes the selected objects and their hash.
@@ -33,10 +38,22 @@ func encode(objs []*unstructured.Unstructured) ([][]byte, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
+		if len(raw) > maxObjectBytes {
+			return nil, "", invalid("%s %s is %d KiB, too large to place: an object is stored whole in a resource snapshot and a Work on the hub, and may be at most %d KiB; make it smaller or leave it out of the resource selectors",
+				o.GetKind(), objectName(o), (len(raw)+1023)/1024, maxObjectBytes/1024)
+		}
 		raws = append(raws, raw)
 		h.Write(raw)
 	}
 	return raws, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// objectName is namespace/name, or name for a cluster-scoped object.
+func objectName(o *unstructured.Unstructured) string {
+	if ns := o.GetNamespace(); ns != "" {
+		return ns + "/" + o.GetName()
+	}
+	return o.GetName()
 }
 
 // shard splits the objects into groups of at most snapshotShardLimit bytes

@@ -2,6 +2,7 @@ package placement
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"sort"
 	"strings"
@@ -111,6 +112,21 @@ func TestEncodeIsDeterministic(t *testing.T) {
 	}
 	if _, empty, _ := encode(nil); empty == "" || empty == hash1 {
 		t.Errorf("empty selection hash = %q", empty)
+	}
+}
+
+func TestEncodeRefusesObjectsTooLargeToPlace(t *testing.T) {
+	blob := func(n int) *unstructured.Unstructured {
+		o := object("example.com/v1", "Blob", "app", "big", nil)
+		o.Object["data"] = strings.Repeat("x", n)
+		return o
+	}
+	if _, _, err := encode([]*unstructured.Unstructured{blob(maxObjectBytes - 1024)}); err != nil {
+		t.Fatalf("an object just under the limit: %v", err)
+	}
+	_, _, err := encode([]*unstructured.Unstructured{blob(10), blob(maxObjectBytes)})
+	if !errors.Is(err, errInvalidSelectors) || !strings.Contains(err.Error(), "Blob app/big is 1521 KiB, too large to place") {
+		t.Fatalf("an object over the limit: %v; want an invalid-selectors error naming it", err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"path"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,6 +39,9 @@ func (r *Reconciler) syncWorks(ctx context.Context, o origin, t trusted, ov over
 			t.annotate(w)
 		}
 		wanted = append(wanted, ws...)
+	}
+	if err := placedOnce(wanted); err != nil {
+		return nil, err
 	}
 	if t.tenant {
 		if err := checkPermissions(wanted, t.perms, t.cluster.Name); err != nil {
@@ -104,6 +108,32 @@ func (o origin) works(sub int, s placementv1beta1.ResourceSnapshotObj, ov overri
 		out = append(out, w)
 	}
 	return out, nil
+}
+
+// placedOnce fails when two manifests of the binding's Works are the same
+// object (selected directly and in an envelope, or twice in envelopes):
+// the member could apply only one of them.
+func placedOnce(works []*placementv1beta1.Work) error {
+	from := map[placementv1beta1.ResourceIdentifier]string{}
+	for _, w := range works {
+		source := "the resource selectors"
+		if name := w.Labels[placementv1beta1.EnvelopeNameLabel]; name != "" {
+			source = fmt.Sprintf("%s %s", w.Labels[placementv1beta1.EnvelopeTypeLabel], path.Join(w.Labels[placementv1beta1.EnvelopeNamespaceLabel], name))
+		}
+		for _, m := range w.Spec.Workload.Manifests {
+			id, err := overrides.Identify(m.Raw)
+			if err != nil {
+				return err
+			}
+			id.Version = ""
+			if first, dup := from[id]; dup {
+				return fmt.Errorf("%s %s is placed twice, by %s and by %s; a placement may place an object once: remove one of them",
+					id.Kind, path.Join(id.Namespace, id.Name), first, source)
+			}
+			from[id] = source
+		}
+	}
+	return nil
 }
 
 // envelopeSuffix names an envelope's Work after the envelope, so that it

@@ -259,3 +259,39 @@ func TestSyncWorks(t *testing.T) {
 		})
 	}
 }
+
+func TestPlacedOnce(t *testing.T) {
+	cm := func(name, data string) placementv1beta1.Manifest {
+		return placementv1beta1.Manifest{RawExtension: runtime.RawExtension{Raw: []byte(
+			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `","namespace":"app"},"data":{"k":"` + data + `"}}`)}}
+	}
+	work := func(envelope string, manifests ...placementv1beta1.Manifest) *placementv1beta1.Work {
+		w := &placementv1beta1.Work{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{}}}
+		if envelope != "" {
+			w.Labels[placementv1beta1.EnvelopeTypeLabel] = string(placementv1beta1.ResourceEnvelopeType)
+			w.Labels[placementv1beta1.EnvelopeNamespaceLabel] = "app"
+			w.Labels[placementv1beta1.EnvelopeNameLabel] = envelope
+		}
+		w.Spec.Workload.Manifests = manifests
+		return w
+	}
+	tests := []struct {
+		name  string
+		works []*placementv1beta1.Work
+		want  string
+	}{
+		{"distinct objects", []*placementv1beta1.Work{work("", cm("a", "1")), work("env", cm("b", "1"))}, ""},
+		{"selected and enveloped", []*placementv1beta1.Work{work("", cm("a", "1")), work("env", cm("a", "2"))},
+			"ConfigMap app/a is placed twice, by the resource selectors and by ResourceEnvelope app/env"},
+		{"twice in one envelope", []*placementv1beta1.Work{work("env", cm("a", "1"), cm("a", "2"))},
+			"ConfigMap app/a is placed twice, by ResourceEnvelope app/env and by ResourceEnvelope app/env"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := placedOnce(tt.works)
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("placedOnce = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -204,7 +204,10 @@ func strategyOf(work *placementv1beta1.Work) placementv1beta1.ApplyStrategy {
 func countFailed(ms []*manifest) int {
 	n := 0
 	for _, m := range ms {
-		if !m.applied.ok && len(m.drifts) == 0 {
+		// A manifest that failed to decode (or is a duplicate) fails the
+		// same way until the Work changes, which starts a new round anyway:
+		// retrying it would only burn the member's API server.
+		if m.obj != nil && !m.applied.ok && len(m.drifts) == 0 {
 			n++
 		}
 	}

@@ -128,6 +128,10 @@ var invalidCases = []TableEntry{
   policy: {placementType: PickN}`), want: []string{"spec.policy", "numberOfClusters is required when placementType is PickN"}}),
 
 	// Resource selectors.
+	Entry("ClusterResourcePlacement name of 64 characters", invalidCase{obj: crp(strings.Repeat("p", 64), selectNS), want: []string{"metadata.name must be at most 63 characters long"}}),
+	Entry("ResourcePlacement name of 64 characters", invalidCase{obj: rp(strings.Repeat("p", 64), `
+  resourceSelectors:
+  - {group: "", version: v1, kind: ConfigMap, name: cm}`), want: []string{"metadata.name must be at most 63 characters long"}}),
 	Entry("no resourceSelectors", invalidCase{obj: crp("no-selectors", `
   resourceSelectors: []`), want: []string{"spec.resourceSelectors", "should have at least 1 items"}}),
 	Entry("101 resourceSelectors", invalidCase{obj: crp("many-selectors", selectors(101)), want: []string{"spec.resourceSelectors", "must have at most 100 items"}}),
@@ -180,6 +184,14 @@ var invalidCases = []TableEntry{
   policy:
     placementType: PickAll
     affinity: {clusterAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {clusterSelectorTerms: [{propertySelector: {matchExpressions: [{name: kubernetes-fleet.io/node-count, operator: Between, values: ["1"]}]}}]}}}`), want: []string{"operator", `Unsupported value: "Between"`}}),
+	Entry("property value that is not a quantity", invalidCase{obj: crp("value-word", selectNS+`
+  policy:
+    placementType: PickAll
+    affinity: {clusterAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {clusterSelectorTerms: [{propertySelector: {matchExpressions: [{name: kubernetes-fleet.io/node-count, operator: Ge, values: ["five"]}]}}]}}}`), want: []string{"values[0]", "should match"}}),
+	Entry("property value with an exponent that would stall the scheduler", invalidCase{obj: crp("value-exponent", selectNS+`
+  policy:
+    placementType: PickAll
+    affinity: {clusterAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {clusterSelectorTerms: [{propertySelector: {matchExpressions: [{name: kubernetes-fleet.io/node-count, operator: Ge, values: ["1e-99999999"]}]}}]}}}`), want: []string{"values[0]", "should match"}}),
 	Entry("propertySorter in a required term", invalidCase{obj: crp("sorter-required", selectNS+`
   policy:
     placementType: PickAll
@@ -397,8 +409,8 @@ var _ = Describe("Admission", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 	})
 
-	It("has at least 40 invalid cases", func() {
-		Expect(len(invalidCases)).To(BeNumerically(">=", 40))
+	It("has at least 60 invalid cases", func() {
+		Expect(len(invalidCases)).To(BeNumerically(">=", 60))
 	})
 
 	DescribeTable("rejects invalid objects with a message that names the field and the rule",
