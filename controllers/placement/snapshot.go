@@ -22,6 +22,12 @@ import (
 // snapshot; larger selections are split over several objects.
 const snapshotShardLimit = 800 * 1024
 
+// snapshotShardObjects bounds the objects in one shard, because each shard
+// becomes a Work per cluster whose status reports every manifest (about
+// 450 bytes each): spec and status share the hub's 1.5 MiB object limit,
+// and the member's AppliedWork lists them all too.
+const snapshotShardObjects = 500
+
 // maxObjectBytes is the largest object that can be placed: it is stored
 // whole in one resource snapshot and one Work, and the hub's etcd refuses
 // writes over 1.5 MiB; the rest is left for their metadata.
@@ -57,13 +63,14 @@ func objectName(o *unstructured.Unstructured) string {
 }
 
 // shard splits the objects into groups of at most snapshotShardLimit bytes
-// (an object larger than that gets a shard of its own).
+// (an object larger than that gets a shard of its own) and
+// snapshotShardObjects objects.
 func shard(raws [][]byte) [][][]byte {
 	var out [][][]byte
 	var cur [][]byte
 	size := 0
 	for _, r := range raws {
-		if len(cur) > 0 && size+len(r) > snapshotShardLimit {
+		if len(cur) > 0 && (size+len(r) > snapshotShardLimit || len(cur) == snapshotShardObjects) {
 			out = append(out, cur)
 			cur, size = nil, 0
 		}

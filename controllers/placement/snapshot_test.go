@@ -130,6 +130,14 @@ func TestEncodeRefusesObjectsTooLargeToPlace(t *testing.T) {
 	}
 }
 
+func repeat(size, n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = size
+	}
+	return out
+}
+
 func TestShard(t *testing.T) {
 	const limit = snapshotShardLimit
 	tests := []struct {
@@ -144,6 +152,7 @@ func TestShard(t *testing.T) {
 		{"an oversize object gets its own shard", []int{100, limit + 1, 100}, [][]int{{100}, {limit + 1}, {100}}},
 		{"an oversize object first", []int{2 * limit, 10, 20}, [][]int{{2 * limit}, {10, 20}}},
 		{"shards fill in order", []int{300 << 10, 300 << 10, 300 << 10, 300 << 10, 300 << 10}, [][]int{{300 << 10, 300 << 10}, {300 << 10, 300 << 10}, {300 << 10}}},
+		{"many small objects are split by count", repeat(10, 2*snapshotShardObjects+1), [][]int{repeat(10, snapshotShardObjects), repeat(10, snapshotShardObjects), {10}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/validation"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -241,13 +242,15 @@ func previousState(b placementv1beta1.BindingObj) placementv1beta1.BindingState 
 }
 
 // bindingName is unique per placement and cluster; the suffix keeps a new
-// binding from colliding with one still being deleted.
+// binding from colliding with one still being deleted. It is a label value
+// on the binding's Works, so it fits in 63 characters: long placement and
+// cluster names are cut, the cluster's to no less than half the room.
 func bindingName(placement, cluster string) string {
-	name := fmt.Sprintf("%s-%s-%s", placement, cluster, rand.String(8))
-	if len(name) > 253 {
-		name = name[len(name)-253:]
-	}
-	return name
+	suffix := rand.String(8)
+	room := validation.DNS1123LabelMaxLength - len(suffix) - 2
+	cluster = cluster[:min(len(cluster), max(room/2, room-len(placement)))]
+	placement = placement[:min(len(placement), room-len(cluster))]
+	return placement + "-" + cluster + "-" + suffix
 }
 
 // writeDecisions records the result on the policy snapshot when it changed.

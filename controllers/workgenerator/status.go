@@ -75,7 +75,7 @@ func bindingStatus(b placementv1beta1.BindingObj, works []placementv1beta1.Work,
 	applied := summarize(works, placementv1beta1.WorkConditionTypeApplied)
 	switch {
 	case applied.failed != "":
-		set(placementv1beta1.ResourceBindingApplied, metav1.ConditionFalse, placementv1beta1.WorkNotAppliedReason, fmt.Sprintf("Work object %s is not applied", applied.failed))
+		set(placementv1beta1.ResourceBindingApplied, metav1.ConditionFalse, placementv1beta1.WorkNotAppliedReason, fmt.Sprintf("Work object %s is not applied: %s", applied.failed, applied.failedMessage))
 	case applied.pending != "":
 		set(placementv1beta1.ResourceBindingApplied, metav1.ConditionUnknown, placementv1beta1.ApplyInProgressReason, fmt.Sprintf("Work object %s is being applied", applied.pending))
 	default:
@@ -104,6 +104,8 @@ func bindingStatus(b placementv1beta1.BindingObj, works []placementv1beta1.Work,
 // summary names one Work in each state of a condition (the first found).
 type summary struct {
 	failed, pending, untrackable string
+	// failedMessage is what the failed Work's condition says.
+	failedMessage string
 }
 
 func summarize(works []placementv1beta1.Work, t string) summary {
@@ -114,7 +116,9 @@ func summarize(works []placementv1beta1.Work, t string) summary {
 		case c == nil || c.ObservedGeneration != w.Generation || c.Status == metav1.ConditionUnknown:
 			s.pending = first(s.pending, w.Name)
 		case c.Status == metav1.ConditionFalse:
-			s.failed = first(s.failed, w.Name)
+			if s.failed == "" {
+				s.failed, s.failedMessage = w.Name, c.Message
+			}
 		case c.Reason == placementv1beta1.WorkNotTrackableReason:
 			s.untrackable = first(s.untrackable, w.Name)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,7 +80,7 @@ func (r *Reconciler) removeStale(ctx context.Context, aw *placementv1beta1.Appli
 
 // releaseAll lets go of everything the Work applied: what its AppliedWork
 // recorded and its own manifests (the record may lag the last apply, or be
-// gone).
+// gone), a few objects at a time.
 func (r *Reconciler) releaseAll(ctx context.Context, work *placementv1beta1.Work, aw *placementv1beta1.AppliedWork, mode releaseMode) error {
 	ids := map[objectKey]placementv1beta1.WorkResourceIdentifier{}
 	if aw != nil {
@@ -93,12 +94,12 @@ func (r *Reconciler) releaseAll(ctx context.Context, work *placementv1beta1.Work
 		}
 	}
 	o := ownerOf(work)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(applyParallelism)
 	for _, id := range ids {
-		if err := r.release(ctx, work.Name, o, id, mode); err != nil {
-			return err
-		}
+		g.Go(func() error { return r.release(gctx, work.Name, o, id, mode) })
 	}
-	return nil
+	return g.Wait()
 }
 
 // release lets go of one object. It is read from the API server: acting on

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -24,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -122,6 +124,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) apply(ctx context.Context, work *placementv1beta1.Work, manifests []*manifest) error {
 	aw, err := r.ensureAppliedWork(ctx, work)
 	if err != nil {
+		r.reportUnapplied(ctx, work, err)
 		return err
 	}
 	o := ownerOf(work)
@@ -212,6 +215,24 @@ func countFailed(ms []*manifest) int {
 		}
 	}
 	return n
+}
+
+// reportUnapplied marks the Work not applied when the member's API server
+// cannot be used at all (it is down, or refuses the syncer), so that the
+// placement shows the outage; the manifests keep their last conditions.
+func (r *Reconciler) reportUnapplied(ctx context.Context, work *placementv1beta1.Work, cause error) {
+	status := *work.Status.DeepCopy()
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: placementv1beta1.WorkConditionTypeApplied, Status: metav1.ConditionFalse,
+		Reason: placementv1beta1.WorkAppliedFailedReason, ObservedGeneration: work.Generation,
+		Message: fmt.Sprintf("the member cluster's API server cannot be used: %v; retrying with backoff", cause)})
+	meta.RemoveStatusCondition(&status.Conditions, placementv1beta1.WorkConditionTypeAvailable)
+	if equality.Semantic.DeepEqual(status, work.Status) {
+		return
+	}
+	work.Status = status
+	if err := r.Hub.Status().Update(ctx, work); err != nil {
+		log.FromContext(ctx).Error(err, "reporting that the Work could not be applied")
+	}
 }
 
 // writeStatus updates the Work's status on the hub when it changed.

@@ -11,9 +11,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -45,6 +50,7 @@ type Cluster struct {
 	// KubeconfigPath is a cluster-admin kubeconfig file inside Options.Dir.
 	KubeconfigPath string
 
+	dir    string
 	env    *envtest.Environment
 	config *rest.Config
 	procs  []*process
@@ -64,7 +70,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, err
 	}
-	c := &Cluster{Name: opts.Name, KubeconfigPath: filepath.Join(opts.Dir, "admin.kubeconfig")}
+	c := &Cluster{Name: opts.Name, KubeconfigPath: filepath.Join(opts.Dir, "admin.kubeconfig"), dir: opts.Dir}
 	if err := c.start(ctx, opts, nodes); err != nil {
 		// Keep the start error; Stop errors of a half-started cluster add nothing.
 		_ = c.Stop()
@@ -90,6 +96,59 @@ func (c *Cluster) start(ctx context.Context, opts Options, nodes []*corev1.Node)
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	return c.waitUsable(ctx, cs, nodes)
+}
+
+// StopAPIServer kills the cluster's API server alone, as in a crash (a
+// graceful stop waits for open watches): etcd and the other components keep
+// running.
+func (c *Cluster) StopAPIServer(ctx context.Context) error {
+	pid, err := c.apiServerPid()
+	if err != nil {
+		return err
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return err
+	}
+	// Once envtest has seen the exit, Stop only resets its state.
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return c.env.ControlPlane.APIServer.Stop() == nil, nil
+	})
+}
+
+// apiServerPid finds the cluster's kube-apiserver process by the certificate
+// directory on its command line (envtest does not expose it).
+func (c *Cluster) apiServerPid() (int, error) {
+	certDir := "--cert-dir=" + filepath.Join(c.dir, "certs")
+	cmdlines, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	if err != nil {
+		return 0, err
+	}
+	for _, path := range cmdlines {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(raw), "\x00")
+		if filepath.Base(args[0]) == "kube-apiserver" && slices.Contains(args, certDir) {
+			return strconv.Atoi(filepath.Base(filepath.Dir(path)))
+		}
+	}
+	return 0, fmt.Errorf("cluster %s: no kube-apiserver process with %s", c.Name, certDir)
+}
+
+// StartAPIServer starts the API server again after StopAPIServer, on the
+// same port, with the same certificates and data: clients reconnect as to
+// a restarted server. Its log continues in kube-apiserver.log.
+func (c *Cluster) StartAPIServer() error {
+	api := c.env.ControlPlane.APIServer
+	log, err := os.OpenFile(filepath.Join(c.dir, "kube-apiserver.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	// The child writes to its own copy of the descriptor.
+	defer log.Close()
+	api.Out, api.Err = log, log
+	return api.Start()
 }
 
 // Stop kills the cluster's processes; its Dir is left for inspection.

@@ -16,8 +16,12 @@ import (
 // Etcd is a real etcd process (bin/etcd, built from the etcd Go module).
 type Etcd struct {
 	ClientURL string
+	dir       string
+	args      []string
 	cmd       *exec.Cmd
-	exited    chan error
+	// exited is closed when etcd exits, with its error in exitErr.
+	exited  chan struct{}
+	exitErr error
 }
 
 // StartEtcd runs a single-member etcd with its data in dir and waits until it
@@ -32,34 +36,44 @@ func StartEtcd(ctx context.Context, dir string) (*Etcd, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	log, err := os.Create(filepath.Join(dir, "etcd.log"))
-	if err != nil {
-		return nil, err
-	}
-	defer log.Close()
-	cmd := exec.Command(filepath.Join(BinDir(), "etcd"),
+	e := &Etcd{ClientURL: client, dir: dir, args: []string{
 		"--name", "default",
 		"--data-dir", filepath.Join(dir, "data"),
 		"--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-		"--initial-cluster", "default="+peer,
+		"--initial-cluster", "default=" + peer,
 		"--unsafe-no-fsync",
-	)
+	}}
+	return e, e.start(ctx)
+}
+
+// start runs etcd and waits until it is healthy; its log is appended to
+// etcd.log in its directory.
+func (e *Etcd) start(ctx context.Context) error {
+	log, err := os.OpenFile(filepath.Join(e.dir, "etcd.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	cmd := exec.Command(filepath.Join(BinDir(), "etcd"), e.args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting etcd: %w", err)
+		return fmt.Errorf("starting etcd: %w", err)
 	}
-	e := &Etcd{ClientURL: client, cmd: cmd, exited: make(chan error, 1)}
-	go func() { e.exited <- cmd.Wait() }()
+	e.cmd, e.exited = cmd, make(chan struct{})
+	go func() {
+		e.exitErr = cmd.Wait()
+		close(e.exited)
+	}()
 
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		select {
-		case err := <-e.exited:
-			return false, fmt.Errorf("etcd exited: %v; see %s", err, log.Name())
+		case <-e.exited:
+			return false, fmt.Errorf("etcd exited: %v; see %s", e.exitErr, log.Name())
 		default:
 		}
-		resp, err := http.Get(client + "/health")
+		resp, err := http.Get(e.ClientURL + "/health")
 		if err != nil {
 			return false, nil
 		}
@@ -68,9 +82,14 @@ func StartEtcd(ctx context.Context, dir string) (*Etcd, error) {
 	})
 	if err != nil {
 		e.Stop()
-		return nil, err
 	}
-	return e, nil
+	return err
+}
+
+// Restart stops etcd and starts it again on the same ports and data.
+func (e *Etcd) Restart(ctx context.Context) error {
+	e.Stop()
+	return e.start(ctx)
 }
 
 // Stop terminates etcd.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
@@ -196,13 +198,41 @@ func (m *Member) StopSyncer() error {
 // join minted, as a copy started by mistake (or an overlapping restart)
 // would run; its log goes to logPath. The caller stops it.
 func (m *Member) StartExtraSyncer(logPath string) (*exec.Cmd, error) {
+	return m.startSyncer(m.SyncerHubKubeconfig(), logPath, "0")
+}
+
+// StartSyncerThrough starts m's syncer (after StopSyncer) with the
+// credential join minted but its hub connection through a proxy, serving
+// metrics where the joined one did; its log goes to logPath. The caller
+// stops it.
+func (m *Member) StartSyncerThrough(p *Proxy, logPath string) (*exec.Cmd, error) {
+	cfg, err := clientcmd.LoadFromFile(m.SyncerHubKubeconfig())
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cfg.Clusters {
+		u, err := url.Parse(c.Server)
+		if err != nil {
+			return nil, err
+		}
+		u.Host = p.Addr
+		c.Server = u.String()
+	}
+	path := logPath + ".kubeconfig"
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return nil, err
+	}
+	return m.startSyncer(path, logPath, m.MetricsAddress)
+}
+
+func (m *Member) startSyncer(hubKubeconfig, logPath, metricsAddress string) (*exec.Cmd, error) {
 	log, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	defer log.Close()
-	cmd := exec.Command(filepath.Join(BinDir(), "fleet-syncer"), "--hub-kubeconfig", m.SyncerHubKubeconfig(),
-		"--member-kubeconfig", m.Cluster.KubeconfigPath, "--member-name", m.Name, "--metrics-bind-address", "0")
+	cmd := exec.Command(filepath.Join(BinDir(), "fleet-syncer"), "--hub-kubeconfig", hubKubeconfig,
+		"--member-kubeconfig", m.Cluster.KubeconfigPath, "--member-name", m.Name, "--metrics-bind-address", metricsAddress)
 	cmd.Stdout, cmd.Stderr = log, log
 	return cmd, cmd.Start()
 }

@@ -141,6 +141,9 @@ func (h *Hub) Pid() int {
 	return h.cmd.Process.Pid
 }
 
+// Addr is the host:port the hub serves on (the same after a restart).
+func (h *Hub) Addr() string { return "127.0.0.1:" + strconv.Itoa(h.port) }
+
 // MetricsURL is where the hub serves its Prometheus metrics; pprof is under
 // /debug/pprof/ next to it.
 func (h *Hub) MetricsURL() string {

@@ -27,8 +27,23 @@ func SuiteDir(prefix string) string {
 // Joined and healthy. Call it from BeforeSuite.
 func StartFleet(ctx context.Context, prefix string, hubArgs []string, specs []MemberSpec) (*Hub, []*Member) {
 	dir := SuiteDir(prefix)
-	hub, err := StartHub(ctx, HubOptions{RootDir: filepath.Join(dir, "hub"), Args: hubArgs})
+	return startFleet(ctx, dir, HubOptions{RootDir: filepath.Join(dir, "hub"), Args: hubArgs}, specs)
+}
+
+// StartFleetOnEtcd is StartFleet with the hub's state in an etcd of its
+// own, which a spec can restart under the running hub.
+func StartFleetOnEtcd(ctx context.Context, prefix string, hubArgs []string, specs []MemberSpec) (*Hub, []*Member, *Etcd) {
+	dir := SuiteDir(prefix)
+	etcd, err := StartEtcd(ctx, filepath.Join(dir, "etcd"))
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	DeferCleanup(etcd.Stop)
+	hub, members := startFleet(ctx, dir, HubOptions{RootDir: filepath.Join(dir, "hub"), Args: hubArgs, EtcdServers: []string{etcd.ClientURL}}, specs)
+	return hub, members, etcd
+}
+
+func startFleet(ctx context.Context, dir string, opts HubOptions, specs []MemberSpec) (*Hub, []*Member) {
+	hub, err := StartHub(ctx, opts)
+	ExpectWithOffset(2, err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(hub.Stop()).To(Succeed()) })
 
 	members, err := hub.StartMembers(ctx, dir, specs)
@@ -37,9 +52,9 @@ func StartFleet(ctx context.Context, prefix string, hubArgs []string, specs []Me
 			_ = m.Stop()
 		}
 	})
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	ExpectWithOffset(2, err).NotTo(HaveOccurred())
 	for _, m := range members {
-		ExpectWithOffset(1, hub.WaitMemberReady(ctx, m.Name)).To(Succeed())
+		ExpectWithOffset(2, hub.WaitMemberReady(ctx, m.Name)).To(Succeed())
 	}
 	GinkgoWriter.Printf("state of this run: %s\n", dir)
 	return hub, members

@@ -233,6 +233,9 @@ var _ = Describe("Applying Work", func() {
 		badService := service("default", "bad-port", 99999)
 		work := newWork(m.Name, "partly-bad", widget.Object, configMap("default", "good", map[string]string{"ok": "yes"}), badService)
 		Expect(fc.Create(ctx(), work)).To(Succeed())
+		// Retried with backoff while it exists: gone, it cannot disturb
+		// another spec's count of the syncer's applies.
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(fc.Delete(ctx(), work))).To(Succeed()) })
 
 		Eventually(func(g Gomega) {
 			w := &placementv1beta1.Work{}
@@ -253,6 +256,38 @@ var _ = Describe("Applying Work", func() {
 			g.Expect(byOrdinal[2].Message).To(ContainSubstring("spec.ports[0].port"))
 		}, timeout, interval).Should(Succeed())
 		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: "default", Name: "good"}, &corev1.ConfigMap{})).To(Succeed())
+	})
+
+	It("reports manifests that can never be applied once, and does not retry them until the Work changes", func() {
+		m := member("member-2")
+		fc := fleetClient()
+		work := newWork(m.Name, "undecodable", []int{1, 2, 3},
+			map[string]any{"apiVersion": "v1", "metadata": map[string]any{"name": "kindless"}},
+			map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"generateName": "cm-", "namespace": "default"}},
+			configMap("default", "twice", nil), configMap("default", "twice", map[string]string{"again": "yes"}))
+		Expect(fc.Create(ctx(), work)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(fc.Delete(ctx(), work))).To(Succeed()) })
+		Eventually(func(g Gomega) {
+			w := &placementv1beta1.Work{}
+			g.Expect(fc.Get(ctx(), client.ObjectKeyFromObject(work), w)).To(Succeed())
+			reasons := map[int]string{}
+			for _, c := range w.Status.ManifestConditions {
+				reasons[c.Identifier.Ordinal] = condition(c.Conditions, placementv1beta1.WorkConditionTypeApplied).Reason
+			}
+			g.Expect(reasons).To(Equal(map[int]string{
+				0: placementv1beta1.ApplyResultDecodingErred, 1: placementv1beta1.ApplyResultDecodingErred,
+				2: placementv1beta1.ApplyResultFoundGenerateName, 3: placementv1beta1.ApplyResultApplied, 4: placementv1beta1.ApplyResultDuplicated,
+			}))
+		}, timeout, interval).Should(Succeed())
+
+		applies := func() float64 {
+			ms, err := framework.Scrape(m.MetricsURL())
+			Expect(err).NotTo(HaveOccurred())
+			n, _ := ms.Sum("fleet_work_apply_duration_seconds", map[string]string{"member": m.Name})
+			return n
+		}
+		before := applies()
+		Consistently(applies, 20*time.Second, time.Second).Should(Equal(before), "the syncer applied Work again although only a change of the Work can fix it")
 	})
 })
 

@@ -44,6 +44,7 @@ var memberSpecs = []framework.MemberSpec{
 
 var (
 	hub     *framework.Hub
+	hubEtcd *framework.Etcd
 	members []*framework.Member
 	scheme  = runtime.NewScheme()
 )
@@ -73,6 +74,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 	// A member that leaves is let go quickly; an unhealthy one is noticed
 	// within a few heartbeats (join sets them to 5s).
-	hub, members = framework.StartFleet(ctx, "fleet-placement-e2e-",
+	// The hub keeps its state in an etcd of its own, which the fault
+	// specs restart under it.
+	hub, members, hubEtcd = framework.StartFleetOnEtcd(ctx, "fleet-placement-e2e-",
 		[]string{"--cluster-unhealthy-threshold", "15s", "--force-delete-wait-time", "1m"}, memberSpecs)
 }, NodeTimeout(10*time.Minute))
