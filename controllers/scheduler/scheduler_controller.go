@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -250,7 +251,8 @@ func bindingName(placement, cluster string) string {
 	room := validation.DNS1123LabelMaxLength - len(suffix) - 2
 	cluster = cluster[:min(len(cluster), max(room/2, room-len(placement)))]
 	placement = placement[:min(len(placement), room-len(cluster))]
-	return placement + "-" + cluster + "-" + suffix
+	// A cut may end on a dot ("team.-member-1") that no name allows.
+	return strings.TrimRight(placement, ".-") + "-" + strings.TrimRight(cluster, ".-") + "-" + suffix
 }
 
 // writeDecisions records the result on the policy snapshot when it changed.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path"
+	"sort"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -56,6 +57,14 @@ func (r *Reconciler) syncWorks(ctx context.Context, o origin, t trusted, ov over
 	for i := range existing {
 		byName[existing[i].Name] = &existing[i]
 	}
+	// An object moves between Works when the shards of a large placement
+	// shift: writing the Works that gain manifests first lets the member
+	// see where it went before its old Work lets go of it.
+	gain := make(map[string]bool, len(wanted))
+	for _, w := range wanted {
+		gain[w.Name] = gains(byName[w.Name], w)
+	}
+	sort.SliceStable(wanted, func(i, j int) bool { return gain[wanted[i].Name] && !gain[wanted[j].Name] })
 	var current []placementv1beta1.Work
 	for _, want := range wanted {
 		got, err := r.apply(ctx, byName[want.Name], want)
@@ -108,6 +117,23 @@ func (o origin) works(sub int, s placementv1beta1.ResourceSnapshotObj, ov overri
 		out = append(out, w)
 	}
 	return out, nil
+}
+
+// gains tells whether want holds a manifest the existing Work does not.
+func gains(existing, want *placementv1beta1.Work) bool {
+	if existing == nil {
+		return true
+	}
+	had := make(map[string]bool, len(existing.Spec.Workload.Manifests))
+	for _, m := range existing.Spec.Workload.Manifests {
+		had[string(m.Raw)] = true
+	}
+	for _, m := range want.Spec.Workload.Manifests {
+		if !had[string(m.Raw)] {
+			return true
+		}
+	}
+	return false
 }
 
 // placedOnce fails when two manifests of the binding's Works are the same

@@ -56,26 +56,66 @@ const (
 	// keep leaves every object on the member, released (deleteStrategy
 	// Abandon).
 	keep
+	// handOver only drops this Work's owner reference: another Work of the
+	// same placement holds the object now.
+	handOver
 )
 
 // removeStale lets go of what this Work applied before but no longer
-// contains.
-func (r *Reconciler) removeStale(ctx context.Context, aw *placementv1beta1.AppliedWork, o owner, ms []*manifest) error {
+// contains; what another Work of its placement holds now is handed over.
+func (r *Reconciler) removeStale(ctx context.Context, work *placementv1beta1.Work, aw *placementv1beta1.AppliedWork, o owner, ms []*manifest) error {
 	current := map[objectKey]bool{}
 	for _, m := range ms {
 		if m.obj != nil {
 			current[keyOf(m.id)] = true
 		}
 	}
+	var moved map[objectKey]bool
 	for _, res := range aw.Status.AppliedResources {
-		if current[keyOf(res.WorkResourceIdentifier)] {
+		key := keyOf(res.WorkResourceIdentifier)
+		if current[key] {
 			continue
 		}
-		if err := r.release(ctx, aw.Name, o, res.WorkResourceIdentifier, deleteCreated); err != nil {
+		if moved == nil {
+			var err error
+			if moved, err = r.heldByOtherWorks(ctx, work, o); err != nil {
+				return err
+			}
+		}
+		mode := deleteCreated
+		if moved[key] {
+			mode = handOver
+		}
+		if err := r.release(ctx, aw.Name, o, res.WorkResourceIdentifier, mode); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// heldByOtherWorks lists what the placement's other Works for this member
+// hold. Snapshot shards, and so Works, shift when objects are added to or
+// removed from a large placement: an object that moved from one Work to
+// another must be handed over, not deleted and re-created. The hub writes
+// the Works that gain objects first, so the cache shows where it went.
+func (r *Reconciler) heldByOtherWorks(ctx context.Context, work *placementv1beta1.Work, o owner) (map[objectKey]bool, error) {
+	works := &placementv1beta1.WorkList{}
+	if err := r.Hub.List(ctx, works, client.InNamespace(r.Namespace)); err != nil {
+		return nil, err
+	}
+	held := map[objectKey]bool{}
+	for i := range works.Items {
+		w := &works.Items[i]
+		if w.Name == work.Name || !w.DeletionTimestamp.IsZero() || ownerOf(w).identity != o.identity {
+			continue
+		}
+		for _, m := range decode(w) {
+			if m.obj != nil {
+				held[keyOf(m.id)] = true
+			}
+		}
+	}
+	return held, nil
 }
 
 // releaseAll lets go of everything the Work applied: what its AppliedWork
@@ -94,10 +134,21 @@ func (r *Reconciler) releaseAll(ctx context.Context, work *placementv1beta1.Work
 		}
 	}
 	o := ownerOf(work)
+	held := map[objectKey]bool{}
+	if mode == deleteCreated {
+		var err error
+		if held, err = r.heldByOtherWorks(ctx, work, o); err != nil {
+			return err
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(applyParallelism)
-	for _, id := range ids {
-		g.Go(func() error { return r.release(gctx, work.Name, o, id, mode) })
+	for key, id := range ids {
+		idMode := mode
+		if held[key] {
+			idMode = handOver
+		}
+		g.Go(func() error { return r.release(gctx, work.Name, o, id, idMode) })
 	}
 	return g.Wait()
 }
@@ -133,6 +184,10 @@ func (r *Reconciler) release(ctx context.Context, appliedWork string, o owner, i
 	}
 	patch := client.MergeFromWithOptions(obj.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	obj.SetOwnerReferences(kept)
+	if mode == handOver {
+		// Still the placement's: its bookkeeping stays for the next Work.
+		return client.IgnoreNotFound(c.Patch(ctx, obj, patch))
+	}
 	annotations := obj.GetAnnotations()
 	for _, k := range bookkeeping {
 		delete(annotations, k)

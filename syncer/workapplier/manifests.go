@@ -80,8 +80,12 @@ func decode(work *placementv1beta1.Work) []*manifest {
 	return out
 }
 
+// fail records why the manifest was not applied; its availability is
+// then unknown (a status condition needs a status and a reason, even for a
+// manifest that never reaches the apply waves).
 func (m *manifest) fail(reason, message string) {
 	m.applied = applyOutcome{reason: reason, message: message}
+	m.avail = notApplied
 }
 
 // inWaves returns the decodable manifests grouped by apply wave, in order.

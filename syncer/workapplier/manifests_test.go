@@ -11,7 +11,7 @@ import (
 // Manifests that cannot decode, use generateName or repeat another fail for
 // good: only a change of the Work, which starts a new round, can fix them,
 // so they are not retried; a manifest that failed to apply is.
-func TestCountFailedRetriesOnlyWhatARetryCanFix(t *testing.T) {
+func TestCountRetriableLeavesOutWhatOnlyAWorkChangeFixes(t *testing.T) {
 	work := &placementv1beta1.Work{}
 	for _, raw := range []string{
 		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"n"}}`,
@@ -27,13 +27,17 @@ func TestCountFailedRetriesOnlyWhatARetryCanFix(t *testing.T) {
 		if ms[i].obj != nil || ms[i].applied.reason == "" {
 			t.Fatalf("manifest %d should have failed to decode: %+v", i, ms[i].applied)
 		}
+		// The status the hub validates needs both conditions complete.
+		if ms[i].avail.status == "" || ms[i].avail.reason == "" {
+			t.Errorf("manifest %d has no availability to report: %+v", i, ms[i].avail)
+		}
 	}
 	ms[0].applied.ok, ms[4].applied.ok = true, true
-	if n := countFailed(ms); n != 0 {
+	if n := countFailed(ms, true); n != 0 {
 		t.Errorf("with the decodable manifests applied, %d to retry; want 0", n)
 	}
 	ms[4].fail(placementv1beta1.ApplyResultFailedToApply, "the API server is down")
-	if n := countFailed(ms); n != 1 {
+	if n := countFailed(ms, true); n != 1 {
 		t.Errorf("with one manifest failing to apply, %d to retry; want 1", n)
 	}
 }

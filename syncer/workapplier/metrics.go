@@ -29,7 +29,7 @@ func init() {
 
 // observeApply records one Work apply that started at start.
 func (r *Reconciler) observeApply(start time.Time, ms []*manifest, err error) {
-	failed := countFailed(ms)
+	failed := countFailed(ms, false)
 	workApplyDuration.WithLabelValues(r.MemberName).Observe(time.Since(start).Seconds())
 	manifestsApplied.WithLabelValues(r.MemberName, "applied").Add(float64(len(ms) - failed))
 	if failed > 0 {

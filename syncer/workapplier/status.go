@@ -13,10 +13,13 @@ import (
 	"github.com/fleetplane/fleetplane/syncer/diff"
 )
 
+// notApplied is the availability of a manifest that was not applied.
+var notApplied = availabilityOutcome{status: string(metav1.ConditionUnknown), reason: placementv1beta1.AvailabilityResultSkipped, message: "the manifest has not been applied"}
+
 // assessAvailability checks an applied manifest's live object.
 func assessAvailability(m *manifest) {
 	if !m.applied.ok || m.live == nil {
-		m.avail = availabilityOutcome{status: string(metav1.ConditionUnknown), reason: placementv1beta1.AvailabilityResultSkipped, message: "the manifest has not been applied"}
+		m.avail = notApplied
 		return
 	}
 	result, msg, err := availability.Check(m.live)

@@ -134,7 +134,7 @@ func (r *Reconciler) apply(ctx context.Context, work *placementv1beta1.Work, man
 			return err
 		}
 	}
-	if err := r.removeStale(ctx, aw, o, manifests); err != nil {
+	if err := r.removeStale(ctx, work, aw, o, manifests); err != nil {
 		return err
 	}
 	if err := r.recordApplied(ctx, aw, manifests); err != nil {
@@ -143,7 +143,7 @@ func (r *Reconciler) apply(ctx context.Context, work *placementv1beta1.Work, man
 	if err := r.writeStatus(ctx, work, manifests); err != nil {
 		return err
 	}
-	if failed := countFailed(manifests); failed > 0 {
+	if failed := countFailed(manifests, true); failed > 0 {
 		// Retried with backoff: a namespace or CRD may arrive later, a
 		// conflict may be resolved.
 		return fmt.Errorf("%d of %d manifests of Work %s could not be applied", failed, len(manifests), work.Name)
@@ -202,15 +202,14 @@ func strategyOf(work *placementv1beta1.Work) placementv1beta1.ApplyStrategy {
 	return s
 }
 
-// countFailed counts the manifests to retry; a drifted one waits for the
-// member's change, which its watch reports.
-func countFailed(ms []*manifest) int {
+// countFailed counts the manifests not applied; a drifted one waits for
+// the member's change, which its watch reports. retriableOnly leaves out
+// those that failed to decode or are duplicates: they fail the same way
+// until the Work changes, which starts a new round anyway.
+func countFailed(ms []*manifest, retriableOnly bool) int {
 	n := 0
 	for _, m := range ms {
-		// A manifest that failed to decode (or is a duplicate) fails the
-		// same way until the Work changes, which starts a new round anyway:
-		// retrying it would only burn the member's API server.
-		if m.obj != nil && !m.applied.ok && len(m.drifts) == 0 {
+		if !m.applied.ok && len(m.drifts) == 0 && (m.obj != nil || !retriableOnly) {
 			n++
 		}
 	}

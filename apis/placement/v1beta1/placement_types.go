@@ -48,7 +48,7 @@ type PlacementListObj interface {
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.statusReportingScope) || self.spec.statusReportingScope != 'NamespaceAccessible' || size(self.spec.resourceSelectors.filter(s, s.kind == 'Namespace')) == 1",message="statusReportingScope NamespaceAccessible requires exactly one resourceSelector with kind Namespace; select a single namespace or use ClusterScopeOnly",fieldPath=".spec.resourceSelectors"
 // +kubebuilder:validation:XValidation:rule="(has(oldSelf.spec.statusReportingScope) && oldSelf.spec.statusReportingScope == 'NamespaceAccessible') == (has(self.spec.statusReportingScope) && self.spec.statusReportingScope == 'NamespaceAccessible')",message="statusReportingScope is immutable; delete and recreate the placement to change it",fieldPath=".spec.statusReportingScope"
 
-// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) < 64",message="metadata.name must be at most 63 characters long: the name is used in label values"
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || size(self.metadata.name) < 64",optionalOldSelf=true,message="metadata.name must be at most 63 characters long: the name is used in label values"
 // ClusterResourcePlacement selects cluster-scoped resources (and whole
 // namespaces) on the hub and places them onto member clusters.
 type ClusterResourcePlacement struct {
@@ -85,7 +85,7 @@ type ClusterResourcePlacementList struct {
 // +kubebuilder:printcolumn:JSONPath=`.status.conditions[?(@.type=="ResourcePlacementAvailable")].status`,name="Available",type=string
 // +kubebuilder:printcolumn:JSONPath=`.status.conditions[?(@.type=="ResourcePlacementAvailable")].observedGeneration`,name="Available-Gen",type=string
 // +kubebuilder:printcolumn:JSONPath=`.metadata.creationTimestamp`,name="Age",type=date
-// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) < 64",message="metadata.name must be at most 63 characters long: the name is used in label values"
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || size(self.metadata.name) < 64",optionalOldSelf=true,message="metadata.name must be at most 63 characters long: the name is used in label values"
 // ResourcePlacement selects namespaced resources in its own namespace and
 // places them onto member clusters.
 type ResourcePlacement struct {

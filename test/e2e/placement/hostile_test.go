@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -339,15 +340,34 @@ var _ = Describe("Hostile input", Ordered, func() {
 			c := condition(crp.Status.Conditions, "ClusterResourcePlacementAvailable")
 			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "%+v%s", c, describeClusters(&crp.Status))
 		}).WithTimeout(10 * time.Minute).Should(Succeed())
-		list := &corev1.ConfigMapList{}
-		Expect(memberClient("member-2").List(ctx(), list, client.InNamespace(ns))).To(Succeed())
-		placed := 0
-		for _, cm := range list.Items {
-			if strings.HasPrefix(cm.Name, "cm-") {
-				placed++
+		uids := func() map[string]types.UID {
+			list := &corev1.ConfigMapList{}
+			Expect(memberClient("member-2").List(ctx(), list, client.InNamespace(ns))).To(Succeed())
+			out := map[string]types.UID{}
+			for _, cm := range list.Items {
+				if strings.HasPrefix(cm.Name, "cm-") {
+					out[cm.Name] = cm.UID
+				}
 			}
+			return out
 		}
-		Expect(placed).To(Equal(n))
+		before := uids()
+		Expect(before).To(HaveLen(n))
+
+		By("adding an object that sorts first: every snapshot shard, and so every Work, passes one object on to the next")
+		t.create(configMap(ns, "cm-00000a", nil))
+		Eventually(func(g Gomega) {
+			crp := t.getCRP(g, "many")
+			g.Expect(crp.Status.SelectedResources).To(HaveLen(n + 2))
+			c := condition(crp.Status.Conditions, "ClusterResourcePlacementAvailable")
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "%+v%s", c, describeClusters(&crp.Status))
+			g.Expect(c.ObservedGeneration).To(Equal(crp.Generation))
+			g.Expect(crp.Status.ObservedResourceIndex).To(Equal("1"))
+		}).WithTimeout(5 * time.Minute).Should(Succeed())
+		after := uids()
+		Expect(after).To(HaveKey("cm-00000a"))
+		delete(after, "cm-00000a")
+		Expect(after).To(Equal(before), "objects that moved from one Work to another were handed over, not deleted and re-created")
 		expectCanaryServes()
 	})
 })
