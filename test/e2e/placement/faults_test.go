@@ -99,12 +99,12 @@ var _ = Describe("A hub killed mid rolling update", Serial, func() {
 		update(t.c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}}, func(d *appsv1.Deployment) {
 			d.Spec.Template.Labels["version"] = "2"
 		})
-		t.setVersion(ns, "2")
+		versionOn := func(g Gomega, m string) string { return deploymentOn(g, m, ns, "web").Spec.Template.Labels["version"] }
 		var updated []string
 		Eventually(func(g Gomega) {
 			updated = nil
 			for _, m := range allMembers() {
-				if settingsOn(g, m, ns) == "2" {
+				if versionOn(g, m) == "2" {
 					updated = append(updated, m)
 				}
 			}
@@ -124,7 +124,7 @@ var _ = Describe("A hub killed mid rolling update", Serial, func() {
 			crp := t.getCRP(g, "app")
 			expectAvailable(g, crp, allMembers(), []placementv1beta1.ResourceIdentifier{namespaceID(ns), configMapID(ns, "settings"), deploymentID(ns, "web")}, "1")
 			for _, m := range allMembers() {
-				g.Expect(settingsOn(g, m, ns)).To(Equal("2"), m)
+				g.Expect(versionOn(g, m)).To(Equal("2"), m)
 			}
 			g.Expect(placedOnAll(g, ns, allMembers(), "ConfigMap/settings", "Deployment/web")).To(Equal(before), "nothing re-created")
 		}).WithTimeout(4 * time.Minute).Should(Succeed())
