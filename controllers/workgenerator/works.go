@@ -60,11 +60,18 @@ func (r *Reconciler) syncWorks(ctx context.Context, o origin, t trusted, ov over
 	// An object moves between Works when the shards of a large placement
 	// shift: writing the Works that gain manifests first lets the member
 	// see where it went before its old Work lets go of it.
-	gain := make(map[string]bool, len(wanted))
+	// New Works come first of all, so that a member that sees any Work at
+	// the new snapshot sees every new Work.
+	rank := make(map[string]int, len(wanted))
 	for _, w := range wanted {
-		gain[w.Name] = gains(byName[w.Name], w)
+		switch existing := byName[w.Name]; {
+		case existing == nil:
+			rank[w.Name] = 2
+		case gains(existing, w):
+			rank[w.Name] = 1
+		}
 	}
-	sort.SliceStable(wanted, func(i, j int) bool { return gain[wanted[i].Name] && !gain[wanted[j].Name] })
+	sort.SliceStable(wanted, func(i, j int) bool { return rank[wanted[i].Name] > rank[wanted[j].Name] })
 	var current []placementv1beta1.Work
 	for _, want := range wanted {
 		got, err := r.apply(ctx, byName[want.Name], want)
@@ -121,9 +128,6 @@ func (o origin) works(sub int, s placementv1beta1.ResourceSnapshotObj, ov overri
 
 // gains tells whether want holds a manifest the existing Work does not.
 func gains(existing, want *placementv1beta1.Work) bool {
-	if existing == nil {
-		return true
-	}
 	had := make(map[string]bool, len(existing.Spec.Workload.Manifests))
 	for _, m := range existing.Spec.Workload.Manifests {
 		had[string(m.Raw)] = true

@@ -2,6 +2,7 @@ package workapplier
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"golang.org/x/sync/errgroup"
@@ -77,9 +78,16 @@ func (r *Reconciler) removeStale(ctx context.Context, work *placementv1beta1.Wor
 			continue
 		}
 		if moved == nil {
+			var settled bool
 			var err error
-			if moved, err = r.heldByOtherWorks(ctx, work, o); err != nil {
+			if moved, settled, err = r.heldByOtherWorks(ctx, work, o); err != nil {
 				return err
+			}
+			if !settled {
+				// The hub is still writing this placement's Works: where a
+				// stale object went is not known yet.
+				return fmt.Errorf("%w: the other Works of %s are not at resource snapshot %s yet; Work %s lets go of what it no longer holds then",
+					errUnsettled, o.identity, work.Labels[placementv1beta1.ParentResourceSnapshotIndexLabel], work.Name)
 			}
 		}
 		mode := deleteCreated
@@ -93,29 +101,37 @@ func (r *Reconciler) removeStale(ctx context.Context, work *placementv1beta1.Wor
 	return nil
 }
 
+// errUnsettled says a Work waits for the other Works of its placement
+// before removing what it no longer holds.
+var errUnsettled = errors.New("waiting for the placement's other Works")
+
 // heldByOtherWorks lists what the placement's other Works for this member
 // hold. Snapshot shards, and so Works, shift when objects are added to or
 // removed from a large placement: an object that moved from one Work to
-// another must be handed over, not deleted and re-created. The hub writes
-// the Works that gain objects first, so the cache shows where it went.
-func (r *Reconciler) heldByOtherWorks(ctx context.Context, work *placementv1beta1.Work, o owner) (map[objectKey]bool, error) {
+// another must be handed over, not deleted and re-created. settled tells
+// whether the other Works are at this Work's resource snapshot: the hub
+// creates new Works before it updates the others, so once they all are,
+// the cache shows where every object went.
+func (r *Reconciler) heldByOtherWorks(ctx context.Context, work *placementv1beta1.Work, o owner) (held map[objectKey]bool, settled bool, err error) {
 	works := &placementv1beta1.WorkList{}
 	if err := r.Hub.List(ctx, works, client.InNamespace(r.Namespace)); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	held := map[objectKey]bool{}
+	held, settled = map[objectKey]bool{}, true
+	index := work.Labels[placementv1beta1.ParentResourceSnapshotIndexLabel]
 	for i := range works.Items {
 		w := &works.Items[i]
 		if w.Name == work.Name || !w.DeletionTimestamp.IsZero() || ownerOf(w).identity != o.identity {
 			continue
 		}
+		settled = settled && w.Labels[placementv1beta1.ParentResourceSnapshotIndexLabel] == index
 		for _, m := range decode(w) {
 			if m.obj != nil {
 				held[keyOf(m.id)] = true
 			}
 		}
 	}
-	return held, nil
+	return held, settled, nil
 }
 
 // releaseAll lets go of everything the Work applied: what its AppliedWork
@@ -137,7 +153,7 @@ func (r *Reconciler) releaseAll(ctx context.Context, work *placementv1beta1.Work
 	held := map[objectKey]bool{}
 	if mode == deleteCreated {
 		var err error
-		if held, err = r.heldByOtherWorks(ctx, work, o); err != nil {
+		if held, _, err = r.heldByOtherWorks(ctx, work, o); err != nil {
 			return err
 		}
 	}

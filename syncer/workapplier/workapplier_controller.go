@@ -7,6 +7,7 @@ package workapplier
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -134,14 +135,20 @@ func (r *Reconciler) apply(ctx context.Context, work *placementv1beta1.Work, man
 			return err
 		}
 	}
-	if err := r.removeStale(ctx, work, aw, o, manifests); err != nil {
-		return err
+	// Stale objects that must wait for the placement's other Works are
+	// retried with backoff; the status is reported meanwhile.
+	unsettled := r.removeStale(ctx, work, aw, o, manifests)
+	if unsettled != nil && !errors.Is(unsettled, errUnsettled) {
+		return unsettled
 	}
 	if err := r.recordApplied(ctx, aw, manifests); err != nil {
 		return err
 	}
 	if err := r.writeStatus(ctx, work, manifests); err != nil {
 		return err
+	}
+	if unsettled != nil {
+		return unsettled
 	}
 	if failed := countFailed(manifests, true); failed > 0 {
 		// Retried with backoff: a namespace or CRD may arrive later, a
