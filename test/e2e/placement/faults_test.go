@@ -1,7 +1,7 @@
 package placement
 
 import (
-	"sort"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -45,11 +45,10 @@ func placedIn(g Gomega, m, ns string) map[string]types.UID {
 // failing unless each holds exactly the wanted objects.
 func placedOnAll(g Gomega, ns string, clusters []string, want ...string) map[string]map[string]types.UID {
 	out := map[string]map[string]types.UID{}
+	want = slices.Sorted(slices.Values(want))
 	for _, m := range clusters {
 		got := placedIn(g, m, ns)
-		names := keys(got)
-		sort.Strings(want)
-		g.ExpectWithOffset(1, names).To(Equal(want), "objects in %s on %s", ns, m)
+		g.ExpectWithOffset(1, keys(got)).To(Equal(want), "objects in %s on %s", ns, m)
 		out[m] = got
 	}
 	return out
