@@ -216,13 +216,25 @@ func (r *Reconciler) release(ctx context.Context, appliedWork string, o owner, i
 	return client.IgnoreNotFound(c.Patch(ctx, obj, patch))
 }
 
-// recordApplied keeps the AppliedWork's list of applied objects current. A
-// manifest that failed this time but was applied before stays on the list,
-// so that it is still cleaned up if it is later removed from the Work.
-func (r *Reconciler) recordApplied(ctx context.Context, aw *placementv1beta1.AppliedWork, ms []*manifest) error {
-	previous := map[objectKey]placementv1beta1.AppliedResourceMeta{}
-	for _, res := range aw.Status.AppliedResources {
-		previous[keyOf(res.WorkResourceIdentifier)] = res
+// recordApplied keeps the AppliedWork's list of applied objects current.
+func (r *Reconciler) recordApplied(ctx context.Context, aw *placementv1beta1.AppliedWork, ms []*manifest, keepStale bool) error {
+	applied := appliedList(aw.Status.AppliedResources, ms, keepStale)
+	if equality.Semantic.DeepEqual(applied, aw.Status.AppliedResources) {
+		return nil
+	}
+	aw.Status.AppliedResources = applied
+	return r.Member.GetClient().Status().Update(ctx, aw)
+}
+
+// appliedList is what the Work holds on the member after an apply: what
+// it applied now, and what it applied before and still has to answer for —
+// a manifest that failed this time (so that it is still cleaned up if it
+// is later removed from the Work) and, with keepStale, what the Work no
+// longer contains but has not let go of yet (so that a later round does).
+func appliedList(previous []placementv1beta1.AppliedResourceMeta, ms []*manifest, keepStale bool) []placementv1beta1.AppliedResourceMeta {
+	before := map[objectKey]placementv1beta1.AppliedResourceMeta{}
+	for _, res := range previous {
+		before[keyOf(res.WorkResourceIdentifier)] = res
 	}
 	var applied []placementv1beta1.AppliedResourceMeta
 	for _, m := range ms {
@@ -230,16 +242,22 @@ func (r *Reconciler) recordApplied(ctx context.Context, aw *placementv1beta1.App
 		case m.applied.ok && m.live != nil && !m.diffReported:
 			applied = append(applied, placementv1beta1.AppliedResourceMeta{WorkResourceIdentifier: m.id, UID: m.live.GetUID()})
 		case m.obj != nil:
-			if res, ok := previous[keyOf(m.id)]; ok {
+			if res, ok := before[keyOf(m.id)]; ok {
+				applied = append(applied, res)
+			}
+		}
+		if m.obj != nil {
+			delete(before, keyOf(m.id))
+		}
+	}
+	if keepStale {
+		for _, res := range previous {
+			if _, stale := before[keyOf(res.WorkResourceIdentifier)]; stale {
 				applied = append(applied, res)
 			}
 		}
 	}
-	if equality.Semantic.DeepEqual(applied, aw.Status.AppliedResources) {
-		return nil
-	}
-	aw.Status.AppliedResources = applied
-	return r.Member.GetClient().Status().Update(ctx, aw)
+	return applied
 }
 
 // cleanUp runs when a Work is deleted on the hub: the placement lets go of
@@ -272,5 +290,8 @@ func (r *Reconciler) cleanUp(ctx context.Context, work *placementv1beta1.Work) e
 		}
 	}
 	controllerutil.RemoveFinalizer(work, placementv1beta1.WorkFinalizer)
-	return r.Hub.Update(ctx, work)
+	if err := r.Hub.Update(ctx, work); err != nil {
+		return err
+	}
+	return r.tracker.forget(ctx, work.Name)
 }

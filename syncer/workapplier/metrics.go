@@ -21,10 +21,14 @@ var (
 		Name: "fleet_manifests_applied_total",
 		Help: "Manifests processed by Work applies, by member and result (applied, or failed).",
 	}, []string{"member", "result"})
+	watchedKinds = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "fleet_syncer_watched_kinds",
+		Help: "Kinds the syncer watches on the member cluster (those some Work currently places), by member.",
+	}, []string{"member"})
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(workApplyDuration, workApplyErrors, manifestsApplied)
+	ctrlmetrics.Registry.MustRegister(workApplyDuration, workApplyErrors, manifestsApplied, watchedKinds)
 }
 
 // observeApply records one Work apply that started at start.

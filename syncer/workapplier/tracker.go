@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -18,38 +19,104 @@ import (
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 )
 
-// tracker watches, on the member cluster, every kind the syncer has applied,
-// and maps changes of applied objects back to their Work, so availability is
-// re-assessed when it changes instead of by polling.
+// tracker watches, on the member cluster, the kinds the syncer places, and
+// maps changes of applied objects back to their Work, so availability is
+// re-assessed when it changes instead of by polling. It keeps a watch (and
+// the member cache's informer, which reads of the kind start too) only
+// while some Work uses the kind: a member that once held a kind does not
+// watch it forever.
 type tracker struct {
 	ctrl      controller.Controller
 	member    cluster.Cluster
 	hub       client.Reader
 	namespace string
+	// memberName labels the metrics.
+	memberName string
 
-	mu      sync.Mutex
-	watched map[schema.GroupVersionKind]bool
+	mu sync.Mutex
+	// uses holds, by Work name, the kinds of its manifests and of what it
+	// applied before and has not let go of yet.
+	uses    map[string]sets.Set[schema.GroupVersionKind]
+	watched sets.Set[schema.GroupVersionKind]
+	// informed are the kinds whose informers reads may have started.
+	informed sets.Set[schema.GroupVersionKind]
 }
 
-func newTracker(c controller.Controller, member cluster.Cluster, hub client.Reader, namespace string) *tracker {
-	return &tracker{ctrl: c, member: member, hub: hub, namespace: namespace, watched: map[schema.GroupVersionKind]bool{}}
+func newTracker(c controller.Controller, member cluster.Cluster, hub client.Reader, namespace, memberName string) *tracker {
+	return &tracker{ctrl: c, member: member, hub: hub, namespace: namespace, memberName: memberName,
+		uses: map[string]sets.Set[schema.GroupVersionKind]{}, watched: sets.New[schema.GroupVersionKind](), informed: sets.New[schema.GroupVersionKind]()}
+}
+
+// use records the kinds a Work uses now, before it reads or applies any of
+// them, and stops the informers of kinds no Work uses any more.
+func (t *tracker) use(ctx context.Context, work string, kinds sets.Set[schema.GroupVersionKind]) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.uses[work] = kinds
+	t.informed = t.informed.Union(kinds)
+	return t.releaseUnused(ctx)
+}
+
+// forget drops a Work that is gone from the member.
+func (t *tracker) forget(ctx context.Context, work string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.uses, work)
+	return t.releaseUnused(ctx)
+}
+
+func (t *tracker) releaseUnused(ctx context.Context) error {
+	used := sets.New[schema.GroupVersionKind]()
+	for _, kinds := range t.uses {
+		used = used.Union(kinds)
+	}
+	for gvk := range t.informed.Difference(used) {
+		if err := t.member.GetCache().RemoveInformer(ctx, objectOf(gvk)); err != nil {
+			return err
+		}
+		t.informed.Delete(gvk)
+		t.watched.Delete(gvk)
+	}
+	watchedKinds.WithLabelValues(t.memberName).Set(float64(t.watched.Len()))
+	return nil
 }
 
 // track starts a watch for gvk unless one is running.
 func (t *tracker) track(_ context.Context, gvk schema.GroupVersionKind) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.watched[gvk] {
+	if t.watched.Has(gvk) {
 		return nil
 	}
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(gvk)
-	src := source.Kind(t.member.GetCache(), client.Object(obj), handler.EnqueueRequestsFromMapFunc(t.toWork))
+	src := source.Kind(t.member.GetCache(), objectOf(gvk), handler.EnqueueRequestsFromMapFunc(t.toWork))
 	if err := t.ctrl.Watch(src); err != nil {
 		return err
 	}
-	t.watched[gvk] = true
+	t.watched.Insert(gvk)
+	t.informed.Insert(gvk)
+	watchedKinds.WithLabelValues(t.memberName).Set(float64(t.watched.Len()))
 	return nil
+}
+
+// kindsOf returns the kinds of a Work's manifests and of what its
+// AppliedWork records.
+func kindsOf(ms []*manifest, aw *placementv1beta1.AppliedWork) sets.Set[schema.GroupVersionKind] {
+	kinds := sets.New[schema.GroupVersionKind]()
+	for _, m := range ms {
+		if m.obj != nil {
+			kinds.Insert(m.obj.GroupVersionKind())
+		}
+	}
+	for _, res := range aw.Status.AppliedResources {
+		kinds.Insert(schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind})
+	}
+	return kinds
+}
+
+func objectOf(gvk schema.GroupVersionKind) client.Object {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	return obj
 }
 
 // toWork maps an applied object to the Works whose AppliedWorks own it (an

@@ -68,7 +68,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	r.tracker = newTracker(c, r.Member, r.Hub, r.Namespace)
+	r.tracker = newTracker(c, r.Member, r.Hub, r.Namespace, r.MemberName)
 	// Zero is reported too, so that rates work from the start.
 	workApplyErrors.WithLabelValues(r.MemberName)
 	return nil
@@ -99,7 +99,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Hub.Get(ctx, req.NamespacedName, work); err != nil {
 		// A Work that is simply gone (e.g. the member left and its namespace
 		// was removed) leaves everything applied in place.
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.tracker.forget(ctx, req.Name)
+		}
+		return ctrl.Result{}, err
 	}
 	joined, err := r.joined(ctx)
 	if err != nil || !joined {
@@ -128,6 +131,9 @@ func (r *Reconciler) apply(ctx context.Context, work *placementv1beta1.Work, man
 		r.reportUnapplied(ctx, work, err)
 		return err
 	}
+	if err := r.tracker.use(ctx, work.Name, kindsOf(manifests, aw)); err != nil {
+		return err
+	}
 	o := ownerOf(work)
 	a := &applier{member: r.Member.GetClient(), direct: r.Member.GetAPIReader(), appliedWork: ownerRef(aw), owner: o, strategy: strategyOf(work)}
 	for _, wave := range inWaves(manifests) {
@@ -141,7 +147,11 @@ func (r *Reconciler) apply(ctx context.Context, work *placementv1beta1.Work, man
 	if unsettled != nil && !errors.Is(unsettled, errUnsettled) {
 		return unsettled
 	}
-	if err := r.recordApplied(ctx, aw, manifests); err != nil {
+	if err := r.recordApplied(ctx, aw, manifests, unsettled != nil); err != nil {
+		return err
+	}
+	// What was let go of is not watched any more.
+	if err := r.tracker.use(ctx, work.Name, kindsOf(manifests, aw)); err != nil {
 		return err
 	}
 	if err := r.writeStatus(ctx, work, manifests); err != nil {
