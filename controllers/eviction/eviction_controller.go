@@ -64,7 +64,7 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
 	c, err := placements.WorkspaceClient(ctx, r.Manager, r.Workspaces, req.ClusterName)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, placements.IgnoreWorkspaceGone(err)
 	}
 	e := &placementv1beta1.ClusterResourcePlacementEviction{}
 	if err := c.Get(ctx, req.NamespacedName, e); err != nil {

@@ -108,7 +108,7 @@ func (r *Reconciler) siblingsOf() mchandler.TypedEventHandlerFunc[client.Object,
 func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
 	c, err := placements.WorkspaceClient(ctx, r.Manager, r.Workspaces, req.ClusterName)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, placements.IgnoreWorkspaceGone(err)
 	}
 	k := r.kind()
 	o := k.newOverride()

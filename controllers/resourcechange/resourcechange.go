@@ -69,7 +69,12 @@ type Detector struct {
 	// once the watches have synced.
 	epochMu sync.Mutex
 	epochs  map[logicalcluster.Name]uint64
-	synced  atomic.Bool
+	// lastEpoch numbers the epochs of all workspaces: a workspace forgotten
+	// and engaged again never gets back an epoch it had.
+	lastEpoch uint64
+	synced    atomic.Bool
+
+	local atomic.Pointer[localResources]
 }
 
 // Epoch is a number that changes whenever a placeable object of workspace
@@ -91,7 +96,19 @@ func (d *Detector) bumpEpoch(ws logicalcluster.Name) {
 	if d.epochs == nil {
 		d.epochs = map[logicalcluster.Name]uint64{}
 	}
-	d.epochs[ws]++
+	d.lastEpoch++
+	d.epochs[ws] = d.lastEpoch
+}
+
+// Forget drops what the detector keeps of a workspace that went away: its
+// epoch and the watches of its own custom resources.
+func (d *Detector) Forget(ws logicalcluster.Name) {
+	d.epochMu.Lock()
+	delete(d.epochs, ws)
+	d.epochMu.Unlock()
+	if local := d.local.Load(); local != nil {
+		local.forget(ws)
+	}
 }
 
 // New returns a detector; Start runs it.
@@ -150,6 +167,7 @@ func (d *Detector) Start(ctx context.Context, loopback *rest.Config, fleet clien
 		}
 	}
 	local := newLocalResources(ctx, dyn, d.changedIn, d.apisChanged)
+	d.local.Store(local)
 	if _, err := factory.ForResource(crdResource).Informer().AddEventHandler(local.handler()); err != nil {
 		return err
 	}

@@ -113,7 +113,10 @@ func (r *Reconciler) toRuns(concerns func(client.Object, placementv1beta1.Update
 func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
 	c, err := placements.WorkspaceClient(ctx, r.Manager, r.Workspaces, req.ClusterName)
 	if err != nil {
-		return ctrl.Result{}, err
+		if placements.IgnoreWorkspaceGone(err) == nil {
+			r.inFlight.Forget(req.String())
+		}
+		return ctrl.Result{}, placements.IgnoreWorkspaceGone(err)
 	}
 	run := r.kinds().newRun()
 	if err := c.Get(ctx, req.NamespacedName, run); err != nil {

@@ -116,7 +116,7 @@ func toBinding(namespaced bool) mchandler.TypedEventHandlerFunc[client.Object, m
 func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
 	c, err := placements.WorkspaceClient(ctx, r.Manager, r.Workspaces, req.ClusterName)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, placements.IgnoreWorkspaceGone(err)
 	}
 	b := r.Key(req.Namespace, req.Name).NewBinding()
 	if err := c.Get(ctx, req.NamespacedName, b); err != nil {

@@ -39,9 +39,10 @@ type Workspace struct {
 	pathMu  sync.Mutex
 	path    logicalcluster.Path
 
-	recorderOnce sync.Once
-	recorder     record.EventRecorder
-	events       typedcorev1.EventsGetter
+	recorderMu  sync.Mutex
+	broadcaster record.EventBroadcaster
+	recorders   map[string]record.EventRecorder
+	events      typedcorev1.EventsGetter
 
 	cachedMu     sync.Mutex
 	cachedFrom   cluster.Cluster
@@ -116,11 +117,21 @@ func (f *Factory) For(name logicalcluster.Name) (*Workspace, error) {
 	return w, nil
 }
 
-// Forget drops the clients of a logical cluster that went away.
+// Forget drops the clients of a logical cluster that went away, and stops
+// recording events there.
 func (f *Factory) Forget(name logicalcluster.Name) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	w, ok := f.cache[name]
 	delete(f.cache, name)
+	f.mu.Unlock()
+	if !ok {
+		return
+	}
+	w.recorderMu.Lock()
+	defer w.recorderMu.Unlock()
+	if w.broadcaster != nil {
+		w.broadcaster.Shutdown()
+	}
 }
 
 // APIsChanged drops what is cached of a logical cluster's API discovery,
@@ -134,14 +145,20 @@ func (f *Factory) APIsChanged(name logicalcluster.Name) {
 	}
 }
 
-// Recorder records events in the workspace, where its users see them.
+// Recorder records events of component in the workspace, where its users
+// see them. The workspace's components share one broadcaster.
 func (w *Workspace) Recorder(scheme *runtime.Scheme, component string) record.EventRecorder {
-	w.recorderOnce.Do(func() {
-		b := record.NewBroadcaster()
-		b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: w.events.Events("")})
-		w.recorder = b.NewRecorder(scheme, corev1.EventSource{Component: component})
-	})
-	return w.recorder
+	w.recorderMu.Lock()
+	defer w.recorderMu.Unlock()
+	if w.broadcaster == nil {
+		w.broadcaster = record.NewBroadcaster()
+		w.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: w.events.Events("")})
+		w.recorders = map[string]record.EventRecorder{}
+	}
+	if _, ok := w.recorders[component]; !ok {
+		w.recorders[component] = w.broadcaster.NewRecorder(scheme, corev1.EventSource{Component: component})
+	}
+	return w.recorders[component]
 }
 
 // Path returns the workspace's human-readable path, e.g. root:teams:team-a,

@@ -43,6 +43,7 @@ import (
 	"github.com/fleetplane/fleetplane/controllers/workgenerator"
 	"github.com/fleetplane/fleetplane/metrics"
 	"github.com/fleetplane/fleetplane/workspaces/clients"
+	"github.com/fleetplane/fleetplane/workspaces/release"
 )
 
 // controllerOptions are the hub controllers' settings.
@@ -125,7 +126,8 @@ func startControllers(ctx context.Context, loopback *rest.Config, opts controlle
 		}
 	}()
 	go func() {
-		if err := provider.Run(ctx, mcMgr); err != nil {
+		released := &release.Manager{Manager: mcMgr, Forget: []func(logicalcluster.Name){workspaces.Forget, changes.Forget}}
+		if err := provider.Run(ctx, released); err != nil {
 			logger.Error(err, "workspace provider stopped")
 		}
 	}()

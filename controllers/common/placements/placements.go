@@ -5,6 +5,7 @@ package placements
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
@@ -318,13 +320,24 @@ func ToPlacement(_ context.Context, o client.Object) []reconcile.Request {
 func (s Scope) Lookup(ctx context.Context, mgr mcmanager.Manager, workspaces *clients.Factory, req mcreconcile.Request) (client.Client, placementv1beta1.PlacementObj, error) {
 	c, err := WorkspaceClient(ctx, mgr, workspaces, req.ClusterName)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, IgnoreWorkspaceGone(err)
 	}
 	p, err := Get(ctx, c, s.Key(req.Namespace, req.Name))
 	if err != nil {
 		return c, nil, client.IgnoreNotFound(err)
 	}
 	return c, p, nil
+}
+
+// IgnoreWorkspaceGone treats a request of a workspace the manager no
+// longer engages (deleted, or no longer binding the placement APIs) as
+// done: retrying it would never succeed. A workspace's placements are
+// cleaned up before it goes (their finalizers hold its deletion).
+func IgnoreWorkspaceGone(err error) error {
+	if errors.Is(err, multicluster.ErrClusterNotFound) {
+		return nil
+	}
+	return err
 }
 
 // WorkspaceClient is the client of a workspace the manager engaged: reads

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"os"
+	"strconv"
 
 	"k8s.io/apimachinery/pkg/util/rand"
 )
@@ -12,3 +13,12 @@ func RandomSuffix() string { return rand.String(6) }
 // KeepArtifacts is set by FLEET_E2E_KEEP=1: suites then keep their state
 // directories (hub and syncer logs, member clusters) even when they pass.
 func KeepArtifacts() bool { return os.Getenv("FLEET_E2E_KEEP") == "1" }
+
+// Scale is the number a load spec uses: the environment variable name
+// (set by `make test-soak`) or def.
+func Scale(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}

@@ -45,6 +45,18 @@ func (h *Hub) CreateTeamWorkspace(ctx context.Context, name string) (string, err
 	return path, h.WaitBindingsBound(ctx, path, "placement.kubernetes-fleet.io", "kubernetes")
 }
 
+// DeleteTeamWorkspace deletes root:teams:<name> and waits until it is gone.
+func (h *Hub) DeleteTeamWorkspace(ctx context.Context, name string) error {
+	teams := h.KCP("root:teams").TenancyV1alpha1().Workspaces()
+	if err := teams.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting workspace root:teams:%s: %w", name, err)
+	}
+	return poll(ctx, func(ctx context.Context) (bool, error) {
+		_, err := teams.Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+}
+
 // WaitBindingsBound waits until the workspace has a Bound APIBinding to each
 // of the named root:fleet exports and discovery serves their groups.
 func (h *Hub) WaitBindingsBound(ctx context.Context, path string, exports ...string) error {

@@ -1,0 +1,82 @@
+package hub
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
+)
+
+func hubUsage(g Gomega) framework.Usage {
+	u, err := hub.Usage()
+	g.Expect(err).NotTo(HaveOccurred())
+	return u
+}
+
+func hubGoroutines(g Gomega) framework.Goroutines {
+	gs, _, err := hub.Goroutines()
+	g.Expect(err).NotTo(HaveOccurred())
+	return gs
+}
+
+var _ = Describe("Team workspaces that come and go", Serial, func() {
+	It("leave the hub's goroutines where they were: what Fleetplane holds for a workspace goes with it", func(ctx SpecContext) {
+		n := framework.Scale("FLEET_CHURN_WORKSPACES", 200)
+		var before framework.Goroutines
+		// Settled: the suite's earlier specs may still be winding down.
+		Eventually(func(g Gomega) {
+			before = hubGoroutines(g)
+			time.Sleep(5 * time.Second)
+			g.Expect(hubGoroutines(g).Total).To(BeNumerically("~", before.Total, 20))
+		}).WithTimeout(2 * time.Minute).Should(Succeed())
+		usage := hubUsage(Default)
+		GinkgoWriter.Printf("before: %s; %s\n", before, usage)
+
+		names := make([]string, n)
+		prefix := uniqueName("churn")
+		for i := range names {
+			names[i] = fmt.Sprintf("%s-%03d", prefix, i)
+		}
+		By(fmt.Sprintf("creating %d team workspaces", n))
+		framework.InParallel(names, 10, func(name string) {
+			_, err := hub.CreateTeamWorkspace(ctx, name)
+			Expect(err).NotTo(HaveOccurred())
+		})
+		// Every controller engages every workspace: a goroutine per source
+		// and an event handler (two goroutines) on the shared informers.
+		var engaged framework.Goroutines
+		Eventually(func(g Gomega) {
+			engaged = hubGoroutines(g)
+			g.Expect(engaged.Engaged).To(Equal(before.Engaged+n), "%s", engaged)
+			g.Expect(engaged.Handlers-engaged.KCPScoped).To(BeNumerically(">=", before.Handlers-before.KCPScoped+10*n), "%s", engaged)
+		}).WithTimeout(2 * time.Minute).Should(Succeed())
+		GinkgoWriter.Printf("with %d more workspaces: %s; %s\n", n, engaged, hubUsage(Default))
+
+		By("deleting them")
+		framework.InParallel(names, 10, func(name string) {
+			Expect(hub.DeleteTeamWorkspace(ctx, name)).To(Succeed())
+		})
+		var after framework.Goroutines
+		var dump string
+		Eventually(func(g Gomega) {
+			var err error
+			after, dump, err = hub.Goroutines()
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(after.Engaged).To(Equal(before.Engaged), "every deleted workspace is disengaged: before %s, now %s", before, after)
+			// kcp's scoped informers, and their handlers, are its own.
+			kcpLeft := after.KCPScoped - before.KCPScoped
+			g.Expect(after.Handlers-kcpLeft).To(BeNumerically("<=", before.Handlers+10), "the handlers of deleted workspaces are removed: before %s, now %s", before, after)
+			g.Expect(after.Total-3*kcpLeft).To(BeNumerically("<=", before.Total+100), "goroutines: before %s, now %s", before, after)
+		}).WithTimeout(3*time.Minute).WithPolling(5*time.Second).Should(Succeed(), func() string {
+			file := filepath.Join(os.TempDir(), "fleet-hub-goroutines-"+framework.RandomSuffix()+".txt")
+			_ = os.WriteFile(file, []byte(dump), 0o644)
+			return "the hub's goroutines are in " + file
+		})
+		GinkgoWriter.Printf("after: %s; %s\n", after, hubUsage(Default))
+	})
+})
