@@ -1,0 +1,203 @@
+package placement
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
+)
+
+// loadRunLabel marks the namespaces of one load run, on the hub and on the
+// members.
+const loadRunLabel = "fleetplane.test/load-run"
+
+func hubUsage(g Gomega) framework.Usage {
+	u, err := hub.Usage()
+	g.Expect(err).NotTo(HaveOccurred())
+	return u
+}
+
+var _ = Describe("Load", Serial, func() {
+	It("converges when five teams create a hundred placements each while two members join and one leaves; the hub's memory returns to where it was", func(sctx SpecContext) {
+		teams, perTeam := framework.Scale("FLEET_LOAD_TEAMS", 5), framework.Scale("FLEET_LOAD_PLACEMENTS", 100)
+		before := hubUsage(Default)
+		goroutinesBefore, _, err := hub.Goroutines()
+		Expect(err).NotTo(HaveOccurred())
+		GinkgoWriter.Printf("hub before: %s\n", before)
+		run := uniqueName("load")
+		name := func(i int) string { return fmt.Sprintf("p-%03d", i) }
+		nsOf := func(t int, i int) string { return fmt.Sprintf("%s-%d-%03d", run, t, i) }
+		// Two in five placements go to every member, the others to two.
+		pickAllAt := func(i int) bool { return i%5 < 2 }
+
+		By(fmt.Sprintf("%d teams, each with %d namespaces holding a ConfigMap", teams, perTeam))
+		ts := make([]*team, teams)
+		for i := range ts {
+			ts[i] = newTeam(fmt.Sprintf("load-%d", i))
+		}
+		// Deleting a team's workspace deletes its placements too.
+		deleteTeams := func() {
+			framework.InParallel(ts, 0, func(t *team) {
+				Expect(hub.DeleteTeamWorkspace(ctx(), strings.TrimPrefix(t.path, "root:teams:"))).To(Succeed())
+			})
+		}
+		DeferCleanup(deleteTeams)
+		indexes := make([]int, teams)
+		for i := range indexes {
+			indexes[i] = i
+		}
+		framework.InParallel(indexes, 0, func(ti int) {
+			for i := range perTeam {
+				ns := namespace(nsOf(ti, i))
+				ns.Labels = map[string]string{loadRunLabel: run}
+				ts[ti].create(ns, configMap(ns.Name, "settings", map[string]string{"version": "1"}))
+			}
+		})
+
+		By("creating the placements, while member-5 and member-6 join and member-3 leaves")
+		m3 := member("member-3")
+		DeferCleanup(func() {
+			Expect(hub.Join(ctx(), m3)).To(Succeed())
+			Expect(hub.WaitMemberReady(ctx(), m3.Name)).To(Succeed())
+		})
+		var joined []*framework.Member
+		DeferCleanup(func() {
+			for _, m := range joined {
+				Expect(hub.Unjoin(ctx(), m)).To(Succeed())
+				// A member component that exited under the load (the
+				// members share two cores with the hub) is not Fleetplane's
+				// doing: shown, not failed on.
+				if err := m.Stop(); err != nil {
+					GinkgoWriter.Printf("stopping %s: %v\n", m.Name, err)
+				}
+			}
+		})
+		dir := GinkgoT().TempDir()
+		start := time.Now()
+		framework.InParallel([]func(){
+			func() {
+				framework.InParallel(indexes, 0, func(ti int) {
+					for i := range perTeam {
+						policy := pickN(2)
+						if pickAllAt(i) {
+							policy = pickAll()
+						}
+						Expect(ts[ti].c.Create(ctx(), newCRP(name(i), policy, namespaceSelector(nsOf(ti, i))))).To(Succeed())
+					}
+				})
+			},
+			func() {
+				var err error
+				joined, err = hub.StartMembers(sctx, dir, []framework.MemberSpec{
+					{Name: "member-5", Labels: map[string]string{"region": "eastus", "env": "load"}, Nodes: framework.Nodes("m5", 1, "2", "8Gi", nil)},
+					{Name: "member-6", Labels: map[string]string{"region": "westus", "env": "load"}, Nodes: framework.Nodes("m6", 1, "2", "8Gi", nil)},
+				})
+				Expect(err).NotTo(HaveOccurred())
+			},
+			func() { Expect(hub.Unjoin(ctx(), m3)).To(Succeed()) },
+		}, 0, func(f func()) { f() })
+		everywhere := []string{"member-1", "member-2", "member-4", "member-5", "member-6"}
+		selected := func(ti, i int) []placementv1beta1.ResourceIdentifier {
+			return []placementv1beta1.ResourceIdentifier{namespaceID(nsOf(ti, i)), configMapID(nsOf(ti, i), "settings")}
+		}
+		// clustersOf checks where a placement should be and returns it.
+		clustersOf := func(g Gomega, crp *placementv1beta1.ClusterResourcePlacement, i int) []string {
+			if pickAllAt(i) {
+				return everywhere
+			}
+			var got []string
+			for _, pcs := range crp.Status.PerClusterPlacementStatuses {
+				got = append(got, pcs.ClusterName)
+			}
+			g.Expect(got).To(HaveLen(2), "%s picks two clusters%s", crp.Name, describeClusters(&crp.Status))
+			g.Expect(got).NotTo(ContainElement("member-3"), "%s: member-3 left", crp.Name)
+			return got
+		}
+		converged := func(index string) func(g Gomega) {
+			return func(g Gomega) {
+				for ti, t := range ts {
+					for i := range perTeam {
+						crp := t.getCRP(g, name(i))
+						expectAvailable(g, crp, clustersOf(g, crp, i), selected(ti, i), index)
+					}
+				}
+			}
+		}
+		// Generous: the spec proves convergence; make bench measures speed.
+		within := max(10*time.Minute, time.Duration(teams*perTeam)*2*time.Second)
+		Eventually(converged("0")).WithTimeout(within).WithPolling(5 * time.Second).Should(Succeed())
+		GinkgoWriter.Printf("all %d placements available %s after they were created\n", teams*perTeam, time.Since(start).Round(time.Second))
+
+		By("changing every ConfigMap: every placement reports the new snapshot, every member holds it")
+		start = time.Now()
+		framework.InParallel(indexes, 0, func(ti int) {
+			for i := range perTeam {
+				ts[ti].updateConfigMap(nsOf(ti, i), "settings", func(cm *corev1.ConfigMap) { cm.Data["version"] = "2" })
+			}
+		})
+		Eventually(converged("1")).WithTimeout(within).WithPolling(5 * time.Second).Should(Succeed())
+		GinkgoWriter.Printf("all %d placements rolled the change out %s after it was made\n", teams*perTeam, time.Since(start).Round(time.Second))
+		clients := map[string]client.Client{}
+		for _, m := range everywhere[:3] {
+			clients[m] = memberClient(m)
+		}
+		for _, m := range joined {
+			c, err := m.Client(scheme)
+			Expect(err).NotTo(HaveOccurred())
+			clients[m.Name] = c
+		}
+		want := map[string][]string{}
+		for ti, t := range ts {
+			for i := range perTeam {
+				for _, pcs := range t.getCRP(Default, name(i)).Status.PerClusterPlacementStatuses {
+					want[pcs.ClusterName] = append(want[pcs.ClusterName], nsOf(ti, i))
+				}
+			}
+		}
+		for m, c := range clients {
+			namespaces := &corev1.NamespaceList{}
+			Expect(c.List(ctx(), namespaces, client.MatchingLabels{loadRunLabel: run})).To(Succeed())
+			var got []string
+			for _, ns := range namespaces.Items {
+				got = append(got, ns.Name)
+				cm := &corev1.ConfigMap{}
+				Expect(c.Get(ctx(), client.ObjectKey{Namespace: ns.Name, Name: "settings"}, cm)).To(Succeed())
+				Expect(cm.Data).To(HaveKeyWithValue("version", "2"), "ConfigMap settings in %s on %s", ns.Name, m)
+			}
+			Expect(got).To(ConsistOf(want[m]), "the namespaces of this run on %s", m)
+		}
+
+		By("deleting the placements and the teams: the hub's memory returns to where it was")
+		framework.InParallel(ts, 0, func(t *team) {
+			for i := range perTeam {
+				Expect(t.c.Delete(ctx(), newCRP(name(i), nil))).To(Succeed())
+			}
+			Eventually(func(g Gomega) {
+				left := &placementv1beta1.ClusterResourcePlacementList{}
+				g.Expect(t.c.List(ctx(), left)).To(Succeed())
+				g.Expect(left.Items).To(BeEmpty(), "placements of %s not deleted yet", t.path)
+			}).WithTimeout(within).WithPolling(5 * time.Second).Should(Succeed())
+		})
+		deleteTeams()
+		// What stays is kcp's: the history in its watch caches, and what its
+		// per-workspace garbage collector leaves of each deleted workspace
+		// (see the hub suite's Team workspaces that come and go).
+		var after framework.Usage
+		Eventually(func(g Gomega) {
+			after = hubUsage(g)
+			g.Expect(after.Heap).To(BeNumerically("<=", before.Heap*1.35), "live heap: before %s, now %s", before, after)
+			gs, _, err := hub.Goroutines()
+			g.Expect(err).NotTo(HaveOccurred())
+			kcpLeft := gs.KCPScoped - goroutinesBefore.KCPScoped
+			g.Expect(gs.Total-3*kcpLeft).To(BeNumerically("<=", goroutinesBefore.Total+100), "goroutines: before %s, now %s", goroutinesBefore, gs)
+		}).WithTimeout(3 * time.Minute).WithPolling(5 * time.Second).Should(Succeed())
+		GinkgoWriter.Printf("hub after: %s\n", after)
+	})
+})
