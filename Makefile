@@ -112,13 +112,14 @@ test-e2e: build cluster-bins
 	# -p 1: one suite at a time (they are heavy) and streamed output.
 	FLEET_BIN_DIR=$(BIN) $(GO) test -p 1 ./test/e2e/... -timeout $(TEST_TIMEOUT) -count=1 -v -ginkgo.v -ginkgo.no-color
 
-## test-soak: the load specs at soak size: 10 teams creating 300 placements
-## each while members join and leave, and 1,000 team workspaces created and
-## deleted; the hub's goroutines and memory must return to where they were
+## test-soak: the load specs at soak size: 5 teams creating 100 placements
+## each while members join and leave (make test: 20 each), and 1,000 team
+## workspaces created and deleted (make test: 200); the hub's goroutines and
+## memory must return to where they were
 SOAK_TIMEOUT ?= 3h
 test-soak: build cluster-bins
 	FLEET_BIN_DIR=$(BIN) FLEET_CHURN_WORKSPACES=1000 $(GO) test ./test/e2e/hub/ -timeout $(SOAK_TIMEOUT) -count=1 -v -ginkgo.v -ginkgo.no-color -ginkgo.focus 'come and go'
-	FLEET_BIN_DIR=$(BIN) FLEET_LOAD_TEAMS=10 FLEET_LOAD_PLACEMENTS=300 $(GO) test ./test/e2e/placement/ -timeout $(SOAK_TIMEOUT) -count=1 -v -ginkgo.v -ginkgo.no-color -ginkgo.focus 'Load converges'
+	FLEET_BIN_DIR=$(BIN) FLEET_LOAD_TEAMS=5 FLEET_LOAD_PLACEMENTS=100 $(GO) test ./test/e2e/placement/ -timeout $(SOAK_TIMEOUT) -count=1 -v -ginkgo.v -ginkgo.no-color -ginkgo.focus 'Load converges'
 
 ## run: start the hub (state in .fleet/) and 3 local member clusters with their
 ## syncers, print the fleet and how to use it; Ctrl-C stops everything
