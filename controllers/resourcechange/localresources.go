@@ -84,20 +84,6 @@ func (l *localResources) crdDeleted(obj any) {
 	l.apisChanged(ws)
 }
 
-// forget stops the watches of a workspace that went away (its CRDs'
-// deletions may come later, or not be seen).
-func (l *localResources) forget(ws logicalcluster.Name) {
-	prefix := ws.String() + "/"
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for key, w := range l.watches {
-		if strings.HasPrefix(key, prefix) {
-			w.stop()
-			delete(l.watches, key)
-		}
-	}
-}
-
 func (l *localResources) watch(ws logicalcluster.Name, gvr schema.GroupVersionResource) localWatch {
 	ctx, stop := context.WithCancel(l.ctx)
 	informer := dynamicinformer.NewFilteredDynamicInformer(l.dyn.Cluster(ws.Path()), gvr, "", 0, toolscache.Indexers{}, nil).Informer()

@@ -73,8 +73,6 @@ type Detector struct {
 	// and engaged again never gets back an epoch it had.
 	lastEpoch uint64
 	synced    atomic.Bool
-
-	local atomic.Pointer[localResources]
 }
 
 // Epoch is a number that changes whenever a placeable object of workspace
@@ -100,15 +98,13 @@ func (d *Detector) bumpEpoch(ws logicalcluster.Name) {
 	d.epochs[ws] = d.lastEpoch
 }
 
-// Forget drops what the detector keeps of a workspace that went away: its
-// epoch and the watches of its own custom resources.
+// Forget drops the epoch of a workspace that went away. The watches of its
+// own custom resources end with its CRDs' deletion; one that only stopped
+// binding the placement APIs keeps them for when it binds again.
 func (d *Detector) Forget(ws logicalcluster.Name) {
 	d.epochMu.Lock()
+	defer d.epochMu.Unlock()
 	delete(d.epochs, ws)
-	d.epochMu.Unlock()
-	if local := d.local.Load(); local != nil {
-		local.forget(ws)
-	}
 }
 
 // New returns a detector; Start runs it.
@@ -167,7 +163,6 @@ func (d *Detector) Start(ctx context.Context, loopback *rest.Config, fleet clien
 		}
 	}
 	local := newLocalResources(ctx, dyn, d.changedIn, d.apisChanged)
-	d.local.Store(local)
 	if _, err := factory.ForResource(crdResource).Informer().AddEventHandler(local.handler()); err != nil {
 		return err
 	}
@@ -236,9 +231,14 @@ func (d *Detector) changedIn(ws logicalcluster.Name, obj any) {
 	if !ok {
 		return
 	}
+	ctx := context.Background()
+	// A workspace the hub does not serve (not bound yet, or going away)
+	// has no placements to tell, and keeps no epoch.
+	if _, err := d.workspaces.GetCluster(ctx, ws.String()); err != nil {
+		return
+	}
 	// Before the placements are told, so that they see the new epoch.
 	d.bumpEpoch(ws)
-	ctx := context.Background()
 	for _, namespaced := range []bool{false, true} {
 		for _, p := range d.placementsIn(ctx, ws, namespaced) {
 			if maySelect(p, u) {

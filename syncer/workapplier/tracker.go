@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -81,15 +82,19 @@ func (t *tracker) releaseUnused(ctx context.Context) error {
 	return nil
 }
 
-// track starts a watch for gvk unless one is running.
-func (t *tracker) track(_ context.Context, gvk schema.GroupVersionKind) error {
+// track starts a watch for gvk unless one is running. The informer is got
+// here, under the lock, so that a release that follows stops exactly it.
+func (t *tracker) track(ctx context.Context, gvk schema.GroupVersionKind) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.watched.Has(gvk) {
 		return nil
 	}
-	src := source.Kind(t.member.GetCache(), objectOf(gvk), handler.EnqueueRequestsFromMapFunc(t.toWork))
-	if err := t.ctrl.Watch(src); err != nil {
+	informer, err := t.member.GetCache().GetInformer(ctx, objectOf(gvk), cache.BlockUntilSynced(false))
+	if err != nil {
+		return err
+	}
+	if err := t.ctrl.Watch(&source.Informer{Informer: informer, Handler: handler.EnqueueRequestsFromMapFunc(t.toWork)}); err != nil {
 		return err
 	}
 	t.watched.Insert(gvk)

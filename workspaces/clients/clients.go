@@ -42,7 +42,10 @@ type Workspace struct {
 	recorderMu  sync.Mutex
 	broadcaster record.EventBroadcaster
 	recorders   map[string]record.EventRecorder
-	events      typedcorev1.EventsGetter
+	// forgotten is set once the workspace went away: a reconcile still
+	// holding it records nothing more.
+	forgotten bool
+	events    typedcorev1.EventsGetter
 
 	cachedMu     sync.Mutex
 	cachedFrom   cluster.Cluster
@@ -129,6 +132,7 @@ func (f *Factory) Forget(name logicalcluster.Name) {
 	}
 	w.recorderMu.Lock()
 	defer w.recorderMu.Unlock()
+	w.forgotten = true
 	if w.broadcaster != nil {
 		w.broadcaster.Shutdown()
 	}
@@ -150,6 +154,9 @@ func (f *Factory) APIsChanged(name logicalcluster.Name) {
 func (w *Workspace) Recorder(scheme *runtime.Scheme, component string) record.EventRecorder {
 	w.recorderMu.Lock()
 	defer w.recorderMu.Unlock()
+	if w.forgotten {
+		return &record.FakeRecorder{}
+	}
 	if w.broadcaster == nil {
 		w.broadcaster = record.NewBroadcaster()
 		w.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: w.events.Events("")})

@@ -7,6 +7,7 @@ package release
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -35,20 +36,47 @@ type Manager struct {
 	mcmanager.Manager
 	// Forget is told the name of each workspace that went away.
 	Forget []func(logicalcluster.Name)
+
+	mu sync.Mutex
+	// released closes, by workspace, once the last engagement's Forget
+	// hooks ran: a workspace engaged again right after it went must not
+	// lose what its new engagement sets up.
+	released map[string]chan struct{}
 }
 
 // Engage engages a workspace with event handlers that are removed from the
 // shared informers when the workspace goes, then forgets it.
 func (m *Manager) Engage(ctx context.Context, name string, cl cluster.Cluster) error {
+	m.mu.Lock()
+	if m.released == nil {
+		m.released = map[string]chan struct{}{}
+	}
+	previous := m.released[name]
+	released := make(chan struct{})
+	m.released[name] = released
+	m.mu.Unlock()
+	if previous != nil {
+		select {
+		case <-previous:
+		case <-ctx.Done():
+		}
+	}
 	if err := m.Manager.Engage(ctx, name, &releasing{Cluster: cl, ctx: ctx}); err != nil {
+		close(released)
 		return err
 	}
 	engagedWorkspaces.Inc()
 	context.AfterFunc(ctx, func() {
+		defer close(released)
 		engagedWorkspaces.Dec()
 		log.FromContext(ctx).V(1).Info("releasing a workspace that went away", "workspace", name)
 		for _, forget := range m.Forget {
 			forget(logicalcluster.Name(name))
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.released[name] == released {
+			delete(m.released, name)
 		}
 	})
 	return nil

@@ -29,9 +29,17 @@ var _ = Describe("Load", Serial, func() {
 		// make test runs 5 × 20 (on two cores 5 × 100 takes 20 minutes);
 		// make test-soak runs the 5 × 100.
 		teams, perTeam := framework.Scale("FLEET_LOAD_TEAMS", 5), framework.Scale("FLEET_LOAD_PLACEMENTS", 20)
-		before := hubUsage(Default)
-		goroutinesBefore, _, err := hub.Goroutines()
-		Expect(err).NotTo(HaveOccurred())
+		// Settled first: earlier specs may still be winding down.
+		var before framework.Usage
+		var goroutinesBefore framework.Goroutines
+		Eventually(func(g Gomega) {
+			before = hubUsage(g)
+			var err error
+			goroutinesBefore, _, err = hub.Goroutines()
+			g.Expect(err).NotTo(HaveOccurred())
+			time.Sleep(5 * time.Second)
+			g.Expect(hubUsage(g).Goroutines).To(BeNumerically("~", before.Goroutines, 20))
+		}).WithTimeout(2 * time.Minute).Should(Succeed())
 		GinkgoWriter.Printf("hub before: %s\n", before)
 		run := uniqueName("load")
 		name := func(i int) string { return fmt.Sprintf("p-%03d", i) }
@@ -65,12 +73,10 @@ var _ = Describe("Load", Serial, func() {
 
 		By("creating the placements, while member-5 and member-6 join and member-3 leaves")
 		m3 := member("member-3")
-		DeferCleanup(func() {
-			Expect(hub.Join(ctx(), m3)).To(Succeed())
-			Expect(hub.WaitMemberReady(ctx(), m3.Name)).To(Succeed())
-		})
 		var joined []*framework.Member
-		DeferCleanup(func() {
+		m3Left := false
+		// The fleet as it was, for the memory check and the next specs.
+		restoreMembers := func() {
 			for _, m := range joined {
 				Expect(hub.Unjoin(ctx(), m)).To(Succeed())
 				// A member component that exited under the load (the
@@ -80,7 +86,14 @@ var _ = Describe("Load", Serial, func() {
 					GinkgoWriter.Printf("stopping %s: %v\n", m.Name, err)
 				}
 			}
-		})
+			joined = nil
+			if m3Left {
+				Expect(hub.Join(ctx(), m3)).To(Succeed())
+				Expect(hub.WaitMemberReady(ctx(), m3.Name)).To(Succeed())
+				m3Left = false
+			}
+		}
+		DeferCleanup(restoreMembers)
 		dir := GinkgoT().TempDir()
 		start := time.Now()
 		framework.InParallel([]func(){
@@ -103,7 +116,10 @@ var _ = Describe("Load", Serial, func() {
 				})
 				Expect(err).NotTo(HaveOccurred())
 			},
-			func() { Expect(hub.Unjoin(ctx(), m3)).To(Succeed()) },
+			func() {
+				m3Left = true
+				Expect(hub.Unjoin(ctx(), m3)).To(Succeed())
+			},
 		}, 0, func(f func()) { f() })
 		everywhere := []string{"member-1", "member-2", "member-4", "member-5", "member-6"}
 		selected := func(ti, i int) []placementv1beta1.ResourceIdentifier {
@@ -188,6 +204,7 @@ var _ = Describe("Load", Serial, func() {
 			}).WithTimeout(within).WithPolling(5 * time.Second).Should(Succeed())
 		})
 		deleteTeams()
+		restoreMembers()
 		// What stays is kcp's: the history in its watch caches, and what its
 		// per-workspace garbage collector leaves of each deleted workspace
 		// (see the hub suite's Team workspaces that come and go).
