@@ -123,7 +123,7 @@ func (r *Reconciler) judgeHealth(mc *clusterv1beta1.MemberCluster) time.Duration
 		}
 		recheck = threshold - age + time.Second
 		if reported := meta.FindStatusCondition(agent.Conditions, clusterv1beta1.AgentHealthy); reported != nil && reported.Status != metav1.ConditionTrue {
-			health.Status, health.Reason, health.Message = reported.Status, reported.Reason, reported.Message
+			health.Status, health.Reason, health.Message = reported.Status, clusterv1beta1.ReasonMemberClusterAPIServerUnhealthy, reported.Message
 			break
 		}
 		health.Status, health.Reason = metav1.ConditionTrue, clusterv1beta1.ReasonMemberClusterAPIServerHealthy

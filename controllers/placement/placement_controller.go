@@ -222,8 +222,13 @@ func (r *Reconciler) delete(ctx context.Context, c client.Client, p placementv1b
 		return ctrl.Result{}, nil
 	}
 	bindings, err := placements.Bindings(ctx, c, k)
-	if err != nil || len(bindings) > 0 {
+	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if len(bindings) > 0 {
+		status := *p.GetPlacementStatus().DeepCopy()
+		setRemovalPending(&status, p, bindings)
+		return ctrl.Result{}, r.writeStatus(ctx, c, p, status)
 	}
 	controllerutil.RemoveFinalizer(p, finalizer(k))
 	if err := c.Update(ctx, p); err != nil {

@@ -24,10 +24,12 @@ var skippedGroups = map[string]bool{
 // envelopes, whose content is unpacked on the member.
 var placeableFleetKinds = map[string]bool{"ClusterResourceEnvelope": true, "ResourceEnvelope": true}
 
-// skippedCoreKinds belong to a cluster's runtime, not to what teams place.
+// skippedCoreKinds belong to a cluster's runtime, not to what teams place;
+// a PersistentVolumeClaim is bound to one cluster's storage (KubeFleet does
+// not place them either).
 var skippedCoreKinds = map[string]bool{
 	"Event": true, "Pod": true, "Node": true, "Binding": true, "ComponentStatus": true,
-	"Endpoints": true,
+	"Endpoints": true, "PersistentVolumeClaim": true,
 }
 
 func skipKind(gk schema.GroupKind) bool {

@@ -158,6 +158,7 @@ func TestSkipKind(t *testing.T) {
 		{"", "Endpoints", true},
 		{"", "Binding", true},
 		{"", "ComponentStatus", true},
+		{"", "PersistentVolumeClaim", true},
 		{"events.k8s.io", "Event", true},
 		{"coordination.k8s.io", "Lease", true},
 		{"metrics.k8s.io", "PodMetrics", true},

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,6 +40,9 @@ type selector struct {
 // a stable order. namespace is the placement's namespace for a
 // ResourcePlacement, "" for a ClusterResourcePlacement.
 func (s *selector) selectResources(ctx context.Context, namespace string, terms []placementv1beta1.ResourceSelectorTerm) ([]*unstructured.Unstructured, error) {
+	if err := checkTerms(terms); err != nil {
+		return nil, err
+	}
 	picked := map[string]*unstructured.Unstructured{}
 	add := func(objs ...*unstructured.Unstructured) {
 		for _, o := range objs {
@@ -103,6 +107,37 @@ func (s *selector) selectResources(ctx context.Context, namespace string, terms 
 		}
 	}
 	return sorted(picked), nil
+}
+
+// checkTerms refuses what KubeFleet refuses when it selects: the same
+// selector twice, and a reserved namespace selected by name (one matched
+// by a label selector is skipped instead).
+func checkTerms(terms []placementv1beta1.ResourceSelectorTerm) error {
+	for i, t := range terms {
+		for j := range i {
+			if equality.Semantic.DeepEqual(terms[j], t) {
+				return invalid("resourceSelectors[%d] and resourceSelectors[%d] are the same selector (%s); remove one of them", j, i, describeTerm(t))
+			}
+		}
+		if termGVK(t) == namespaceGVK && t.Name != "" && reservedNamespace(t.Name) {
+			return invalid("resourceSelectors[%d] selects namespace %s, which is reserved (%s are never placed); select a namespace of your own", i, t.Name, strings.Join(ReservedNamespaces, ", "))
+		}
+	}
+	return nil
+}
+
+func describeTerm(t placementv1beta1.ResourceSelectorTerm) string {
+	d := t.Kind
+	if t.Group != "" {
+		d += "." + t.Group
+	}
+	switch {
+	case t.Name != "":
+		d += " named " + t.Name
+	case t.LabelSelector != nil:
+		d += " by labelSelector " + metav1.FormatLabelSelector(t.LabelSelector)
+	}
+	return d
 }
 
 // scopingNamespaceTerm finds the Namespace selector in

@@ -35,6 +35,7 @@ var served = []servedResource{
 	{"v1", "serviceaccounts/token", "TokenRequest", true}, // a subresource is never listed
 	{"v1", "services", "Service", true},
 	{"v1", "pods", "Pod", true},
+	{"v1", "persistentvolumeclaims", "PersistentVolumeClaim", true},
 	{"v1", "events", "Event", true},
 	{"apps/v1", "deployments", "Deployment", true},
 	{"coordination.k8s.io/v1", "leases", "Lease", true},
@@ -64,6 +65,7 @@ func workspaceObjects() []runtime.Object {
 		object("v1", "Secret", "app", "builder-token", map[string]any{"type": "kubernetes.io/service-account-token"}),
 		object("v1", "Service", "app", "web", map[string]any{"spec": map[string]any{"clusterIP": "10.0.0.1"}}),
 		object("v1", "Pod", "app", "web-1", nil),
+		object("v1", "PersistentVolumeClaim", "app", "data", nil),
 		object("v1", "Event", "app", "web-1.123", nil),
 		object("coordination.k8s.io/v1", "Lease", "app", "leader", nil),
 		withLabels(object("apps/v1", "Deployment", "app", "web", nil), web),
@@ -208,9 +210,20 @@ func TestSelectResources(t *testing.T) {
 			want:  []string{"Namespace/app", "Namespace/other"},
 		},
 		{
-			name:  "a reserved namespace named explicitly selects nothing, not even its content",
-			terms: []placementv1beta1.ResourceSelectorTerm{namespaceTerm("kube-system", ""), namespaceTerm("default", "")},
-			want:  []string{},
+			name:    "a reserved namespace named explicitly is invalid",
+			terms:   []placementv1beta1.ResourceSelectorTerm{namespaceTerm("app", ""), namespaceTerm("kube-system", "")},
+			wantErr: "resourceSelectors[1] selects namespace kube-system, which is reserved (default, kcp-system, kube-*, fleet-* are never placed); select a namespace of your own",
+		},
+		{
+			name:    "the same selector twice is invalid",
+			terms:   []placementv1beta1.ResourceSelectorTerm{labelled(clusterRoles, map[string]string{"team": "a"}), namespaceTerm("app", ""), labelled(clusterRoles, map[string]string{"team": "a"})},
+			wantErr: "resourceSelectors[0] and resourceSelectors[2] are the same selector (ClusterRole.rbac.authorization.k8s.io by labelSelector team=a); remove one of them",
+		},
+		{
+			name:      "PersistentVolumeClaims are never placed",
+			namespace: "app",
+			terms:     []placementv1beta1.ResourceSelectorTerm{term("v1", "PersistentVolumeClaim", "")},
+			wantErr:   "PersistentVolumeClaim cannot be placed",
 		},
 		{
 			name: "namespaces come first, then CRDs, then by group, kind, namespace and name",

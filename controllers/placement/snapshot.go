@@ -322,5 +322,6 @@ func selectedResources(objs []*unstructured.Unstructured) []placementv1beta1.Res
 		gvk := o.GroupVersionKind()
 		out = append(out, placementv1beta1.ResourceIdentifier{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()})
 	}
+	sortSelected(out)
 	return out
 }

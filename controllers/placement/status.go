@@ -91,10 +91,14 @@ func buildStatus(p placementv1beta1.PlacementObj, selected []placementv1beta1.Re
 
 	active := activeBindings(bindings)
 	status.PerClusterPlacementStatuses = perClusterStatuses(p, policySnap, active, prev)
+	setRemovalPending(&status, p, bindings)
 
-	// The rollout conditions hold only when every scheduled cluster has them;
-	// the first one that does not yet hold hides the ones after it.
-	stop := scheduled.Status != metav1.ConditionTrue
+	// The rollout conditions hold only when every picked cluster has them;
+	// the first one that does not yet hold hides the ones after it. They
+	// describe the clusters picked, also when the scheduler could not pick
+	// as many as the policy asks for; with none picked there is nothing to
+	// describe.
+	stop := scheduled.Status == metav1.ConditionUnknown || countScheduled(status.PerClusterPlacementStatuses) == 0
 	conditions := rolloutConditions(p)
 	withoutOthers(&status.Conditions, conditionPrefix(p), conditions)
 	for _, t := range conditions {
@@ -151,6 +155,37 @@ func rejections(decisions []placementv1beta1.ClusterDecision) string {
 		return ""
 	}
 	return "; not picked: " + strings.Join(parts, "; ")
+}
+
+// RemovalPendingReason: Fleetplane's own condition <Prefix>RemovalPending
+// is True, with this reason, while clusters the placement no longer uses
+// (or all of them, once it is deleted) still hold what it placed; they
+// are listed in its message. Without such clusters the condition is absent,
+// so that the status reads as KubeFleet's.
+const (
+	removalPendingCondition = "RemovalPending"
+	RemovalPendingReason    = "RemovalPending"
+)
+
+// setRemovalPending reports the clusters whose bindings are being removed:
+// their Works stay until the member has deleted what they placed.
+func setRemovalPending(status *placementv1beta1.PlacementStatus, p placementv1beta1.PlacementObj, bindings []placementv1beta1.BindingObj) {
+	name := conditionPrefix(p) + removalPendingCondition
+	var clusters []string
+	for _, b := range bindings {
+		if b.GetBindingSpec().State == placementv1beta1.BindingStateUnscheduled || !b.GetDeletionTimestamp().IsZero() {
+			clusters = append(clusters, b.GetBindingSpec().TargetCluster)
+		}
+	}
+	if len(clusters) == 0 {
+		meta.RemoveStatusCondition(&status.Conditions, name)
+		return
+	}
+	sort.Strings(clusters)
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: name, Status: metav1.ConditionTrue, Reason: RemovalPendingReason,
+		ObservedGeneration: p.GetGeneration(),
+		Message: fmt.Sprintf("Removing the placed resources from %d cluster(s) (%s): each goes once its member has deleted them; objects held by finalizers on a member keep it waiting",
+			len(clusters), strings.Join(clusters, ", "))})
 }
 
 // activeBindings are the bindings of the current scheduling decision.

@@ -139,10 +139,10 @@ func (r *Reconciler) report(ctx context.Context, imc *clusterv1beta1.InternalMem
 	agent.LastReceivedHeartbeat = now
 	if joined {
 		meta.SetStatusCondition(&agent.Conditions, metav1.Condition{Type: clusterv1beta1.AgentJoined, Status: metav1.ConditionTrue,
-			Reason: clusterv1beta1.ReasonMemberClusterJoined, Message: "the syncer applies this cluster's Work", ObservedGeneration: imc.Generation})
+			Reason: clusterv1beta1.ReasonInternalMemberClusterJoined, Message: "the syncer applies this cluster's Work", ObservedGeneration: imc.Generation})
 	} else {
 		meta.SetStatusCondition(&agent.Conditions, metav1.Condition{Type: clusterv1beta1.AgentJoined, Status: metav1.ConditionFalse,
-			Reason: clusterv1beta1.ReasonMemberClusterLeft, Message: "the syncer stopped applying Work; what it applied stays on the cluster", ObservedGeneration: imc.Generation})
+			Reason: clusterv1beta1.ReasonInternalMemberClusterLeft, Message: "the syncer stopped applying Work; what it applied stays on the cluster", ObservedGeneration: imc.Generation})
 	}
 	health := r.collect(ctx, imc, joined)
 	health.ObservedGeneration = imc.Generation
@@ -154,7 +154,7 @@ func (r *Reconciler) report(ctx context.Context, imc *clusterv1beta1.InternalMem
 func (r *Reconciler) collect(ctx context.Context, imc *clusterv1beta1.InternalMemberCluster, joined bool) metav1.Condition {
 	st := &imc.Status
 	healthy := metav1.Condition{Type: clusterv1beta1.AgentHealthy, Status: metav1.ConditionTrue,
-		Reason: clusterv1beta1.ReasonMemberClusterAPIServerHealthy, Message: "the member cluster's API server answers"}
+		Reason: clusterv1beta1.ReasonInternalMemberClusterHealthy, Message: "the member cluster's API server answers"}
 	if r.ProviderStartErr != nil {
 		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: clusterv1beta1.ConditionTypeClusterPropertyProviderStarted,
 			Status: metav1.ConditionFalse, Reason: clusterv1beta1.ReasonPropertyProviderFailedToStart, Message: r.ProviderStartErr.Error(), ObservedGeneration: imc.Generation})
@@ -176,7 +176,7 @@ func (r *Reconciler) collect(ctx context.Context, imc *clusterv1beta1.InternalMe
 		msg := fmt.Sprintf("collecting cluster properties failed: %v", err)
 		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: clusterv1beta1.ConditionTypeClusterPropertyCollectionSucceeded,
 			Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: imc.Generation})
-		healthy.Status, healthy.Reason, healthy.Message = metav1.ConditionFalse, clusterv1beta1.ReasonMemberClusterAPIServerUnhealthy, msg
+		healthy.Status, healthy.Reason, healthy.Message = metav1.ConditionFalse, clusterv1beta1.ReasonInternalMemberClusterUnhealthy, msg
 		return healthy
 	}
 	st.Properties = c.Properties

@@ -4,14 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -94,7 +101,7 @@ func (r *Reconciler) removeStale(ctx context.Context, work *placementv1beta1.Wor
 		if moved[key] {
 			mode = handOver
 		}
-		if err := r.release(ctx, aw.Name, o, res.WorkResourceIdentifier, mode); err != nil {
+		if _, err := r.release(ctx, aw.Name, o, res.WorkResourceIdentifier, mode); err != nil {
 			return err
 		}
 	}
@@ -136,8 +143,9 @@ func (r *Reconciler) heldByOtherWorks(ctx context.Context, work *placementv1beta
 
 // releaseAll lets go of everything the Work applied: what its AppliedWork
 // recorded and its own manifests (the record may lag the last apply, or be
-// gone), a few objects at a time.
-func (r *Reconciler) releaseAll(ctx context.Context, work *placementv1beta1.Work, aw *placementv1beta1.AppliedWork, mode releaseMode) error {
+// gone), a few objects at a time. It returns the objects it deleted that
+// the member has not finished deleting yet.
+func (r *Reconciler) releaseAll(ctx context.Context, work *placementv1beta1.Work, aw *placementv1beta1.AppliedWork, mode releaseMode) ([]deleting, error) {
 	ids := map[objectKey]placementv1beta1.WorkResourceIdentifier{}
 	if aw != nil {
 		for _, res := range aw.Status.AppliedResources {
@@ -154,9 +162,11 @@ func (r *Reconciler) releaseAll(ctx context.Context, work *placementv1beta1.Work
 	if mode == deleteCreated {
 		var err error
 		if held, _, err = r.heldByOtherWorks(ctx, work, o); err != nil {
-			return err
+			return nil, err
 		}
 	}
+	var mu sync.Mutex
+	var pending []deleting
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(applyParallelism)
 	for key, id := range ids {
@@ -164,9 +174,37 @@ func (r *Reconciler) releaseAll(ctx context.Context, work *placementv1beta1.Work
 		if held[key] {
 			idMode = handOver
 		}
-		g.Go(func() error { return r.release(gctx, work.Name, o, id, idMode) })
+		g.Go(func() error {
+			d, err := r.release(gctx, work.Name, o, id, idMode)
+			if d != nil {
+				mu.Lock()
+				defer mu.Unlock()
+				pending = append(pending, *d)
+			}
+			return err
+		})
 	}
-	return g.Wait()
+	err := g.Wait()
+	slices.SortFunc(pending, func(a, b deleting) int { return strings.Compare(a.String(), b.String()) })
+	return pending, err
+}
+
+// deleting is an object the placement deleted on the member that is still
+// there: its finalizers, or the garbage collection of its dependents, hold it.
+type deleting struct {
+	id         placementv1beta1.WorkResourceIdentifier
+	finalizers []string
+}
+
+func (d deleting) String() string {
+	s := d.id.Kind + " " + d.id.Name
+	if d.id.Namespace != "" {
+		s = d.id.Kind + " " + d.id.Namespace + "/" + d.id.Name
+	}
+	if len(d.finalizers) > 0 {
+		s += " (finalizers: " + strings.Join(d.finalizers, ", ") + ")"
+	}
+	return s
 }
 
 // release lets go of one object. It is read from the API server: acting on
@@ -175,11 +213,14 @@ func (r *Reconciler) releaseAll(ctx context.Context, work *placementv1beta1.Work
 // placement does not manage is left alone; one it created and owns alone is
 // deleted in deleteCreated mode; any other is kept, without the placement's
 // owner reference and bookkeeping.
-func (r *Reconciler) release(ctx context.Context, appliedWork string, o owner, id placementv1beta1.WorkResourceIdentifier, mode releaseMode) error {
+//
+// An object it deletes is returned as deleting until the member has
+// removed it: the Work waits for that.
+func (r *Reconciler) release(ctx context.Context, appliedWork string, o owner, id placementv1beta1.WorkResourceIdentifier, mode releaseMode) (*deleting, error) {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(schema.GroupVersionKind{Group: id.Group, Version: id.Version, Kind: id.Kind})
 	if err := r.Member.GetAPIReader().Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj); err != nil {
-		return client.IgnoreNotFound(err)
+		return nil, client.IgnoreNotFound(err)
 	}
 	var kept []metav1.OwnerReference
 	referenced := false
@@ -191,18 +232,26 @@ func (r *Reconciler) release(ctx context.Context, appliedWork string, o owner, i
 		kept = append(kept, ref)
 	}
 	if !o.manages(obj) && !referenced {
-		return nil
+		return nil, nil
 	}
 	c := r.Member.GetClient()
 	if mode == deleteCreated && o.createdBy(obj) && len(kept) == 0 {
-		return client.IgnoreNotFound(c.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground),
-			client.Preconditions{UID: ptr.To(obj.GetUID())}))
+		d := &deleting{id: id, finalizers: obj.GetFinalizers()}
+		if !obj.GetDeletionTimestamp().IsZero() {
+			return d, nil
+		}
+		err := c.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: ptr.To(obj.GetUID())})
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		// Whether it is gone already shows on the next round.
+		return d, err
 	}
 	patch := client.MergeFromWithOptions(obj.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	obj.SetOwnerReferences(kept)
 	if mode == handOver {
 		// Still the placement's: its bookkeeping stays for the next Work.
-		return client.IgnoreNotFound(c.Patch(ctx, obj, patch))
+		return nil, client.IgnoreNotFound(c.Patch(ctx, obj, patch))
 	}
 	annotations := obj.GetAnnotations()
 	for _, k := range bookkeeping {
@@ -213,7 +262,7 @@ func (r *Reconciler) release(ctx context.Context, appliedWork string, o owner, i
 		delete(annotations, placementv1beta1.NamespaceOwnerPathAnnotation)
 	}
 	obj.SetAnnotations(annotations)
-	return client.IgnoreNotFound(c.Patch(ctx, obj, patch))
+	return nil, client.IgnoreNotFound(c.Patch(ctx, obj, patch))
 }
 
 // recordApplied keeps the AppliedWork's list of applied objects current.
@@ -265,14 +314,14 @@ func appliedList(previous []placementv1beta1.AppliedResourceMeta, ms []*manifest
 // everything when its placement was deleted with deleteStrategy Abandon —
 // then the AppliedWork goes. The AppliedWork is read from the API server: a
 // cache miss must not skip the release.
-func (r *Reconciler) cleanUp(ctx context.Context, work *placementv1beta1.Work) error {
+func (r *Reconciler) cleanUp(ctx context.Context, work *placementv1beta1.Work) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(work, placementv1beta1.WorkFinalizer) {
-		return nil
+		return ctrl.Result{}, nil
 	}
 	aw := &placementv1beta1.AppliedWork{}
 	err := r.Member.GetAPIReader().Get(ctx, client.ObjectKey{Name: work.Name}, aw)
 	if client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("reading AppliedWork %s on the member cluster: %w", work.Name, err)
+		return ctrl.Result{}, fmt.Errorf("reading AppliedWork %s on the member cluster: %w", work.Name, err)
 	}
 	if err != nil {
 		aw = nil
@@ -281,17 +330,64 @@ func (r *Reconciler) cleanUp(ctx context.Context, work *placementv1beta1.Work) e
 	if work.Annotations[placementv1beta1.DeletePropagationAnnotation] == string(placementv1beta1.DeletePropagationPolicyAbandon) {
 		mode = keep
 	}
-	if err := r.releaseAll(ctx, work, aw, mode); err != nil {
-		return err
+	pending, err := r.releaseAll(ctx, work, aw, mode)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(pending) > 0 {
+		return r.waitForDeletion(ctx, work, pending)
 	}
 	if aw != nil {
 		if err := r.Member.GetClient().Delete(ctx, aw, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting AppliedWork %s on the member cluster: %w", work.Name, err)
+			return ctrl.Result{}, fmt.Errorf("deleting AppliedWork %s on the member cluster: %w", work.Name, err)
 		}
 	}
 	controllerutil.RemoveFinalizer(work, placementv1beta1.WorkFinalizer)
 	if err := r.Hub.Update(ctx, work); err != nil {
-		return err
+		return ctrl.Result{}, err
 	}
-	return r.tracker.forget(ctx, work.Name)
+	return ctrl.Result{}, r.tracker.forget(ctx, work.Name)
+}
+
+// deletionRecheck is when a Work waiting for the member to delete what it
+// placed looks again without an event (a kind's watch may be just starting).
+const deletionRecheck = time.Minute
+
+// maxListedDeleting caps the objects the Removed condition names.
+const maxListedDeleting = 10
+
+// waitForDeletion keeps a deleted Work, with its finalizer, until the
+// member has deleted what it placed: the placement is gone only once its
+// objects are. The objects' kinds are watched, so their removal brings the
+// Work back; the Work's Removed condition names what is left.
+func (r *Reconciler) waitForDeletion(ctx context.Context, work *placementv1beta1.Work, pending []deleting) (ctrl.Result, error) {
+	kinds := sets.New[schema.GroupVersionKind]()
+	for _, d := range pending {
+		kinds.Insert(schema.GroupVersionKind{Group: d.id.Group, Version: d.id.Version, Kind: d.id.Kind})
+	}
+	if err := r.tracker.use(ctx, work.Name, kinds); err != nil {
+		return ctrl.Result{}, err
+	}
+	for gvk := range kinds {
+		if err := r.tracker.track(ctx, gvk); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	names := make([]string, 0, maxListedDeleting+1)
+	for i, d := range pending {
+		if i == maxListedDeleting {
+			names = append(names, fmt.Sprintf("and %d more", len(pending)-i))
+			break
+		}
+		names = append(names, d.String())
+	}
+	removed := metav1.Condition{Type: placementv1beta1.WorkConditionTypeRemoved, Status: metav1.ConditionFalse,
+		Reason: placementv1beta1.WorkRemovalPendingReason, ObservedGeneration: work.Generation,
+		Message: fmt.Sprintf("waiting for the member cluster to delete %d object(s) this Work placed: %s", len(pending), strings.Join(names, ", "))}
+	if meta.SetStatusCondition(&work.Status.Conditions, removed) {
+		if err := r.Hub.Status().Update(ctx, work); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{RequeueAfter: deletionRecheck}, nil
 }

@@ -215,7 +215,7 @@ func (a *applier) write(ctx context.Context, m *manifest, live *unstructured.Uns
 // owner annotation is another placement's object.
 func (a *applier) failure(m *manifest, err error) (string, string) {
 	if apierrors.IsConflict(err) && strings.Contains(err.Error(), placementv1beta1.OwnerAnnotation) {
-		return placementv1beta1.ApplyResultApplyConflictBetweenPlacements,
+		return placementv1beta1.ApplyResultFailedToTakeOver,
 			fmt.Sprintf("%s is being placed by another placement at the same time; it stays with the first — remove it from one of them", describe(m.obj))
 	}
 	return placementv1beta1.ApplyResultFailedToApply, fmt.Sprintf("applying %s: %v", describe(m.obj), err)
@@ -245,19 +245,19 @@ func (a *applier) mayManage(m *manifest, live *unstructured.Unstructured) (strin
 		return "", "", true
 	}
 	if other := live.GetAnnotations()[placementv1beta1.OwnerAnnotation]; other != "" {
-		return placementv1beta1.ApplyResultApplyConflictBetweenPlacements,
+		return placementv1beta1.ApplyResultFailedToTakeOver,
 			fmt.Sprintf("%s is already placed by another placement (%s); two placements cannot manage the same object — remove it from one of them", describe(live), other), false
 	}
 	var others []string
 	for _, ref := range live.GetOwnerReferences() {
 		if isAppliedWork(ref) {
-			return placementv1beta1.ApplyResultApplyConflictBetweenPlacements,
+			return placementv1beta1.ApplyResultFailedToTakeOver,
 				fmt.Sprintf("%s is already placed by another placement (Work %s); two placements cannot manage the same object — remove it from one of them", describe(live), ref.Name), false
 		}
 		others = append(others, ref.Kind+"/"+ref.Name)
 	}
 	if len(others) > 0 && !a.strategy.AllowCoOwnership {
-		return placementv1beta1.ApplyResultManifestsAlreadyOwnedByOthers,
+		return placementv1beta1.ApplyResultFailedToTakeOver,
 			fmt.Sprintf("%s is owned by %s on the member cluster; set applyStrategy.allowCoOwnership to share it", describe(live), strings.Join(others, ", ")), false
 	}
 	if reason, msg, ok := a.owner.mayAdopt(live); !ok {

@@ -90,7 +90,7 @@ func (o owner) mayUseNamespace(name string, ns *unstructured.Unstructured) (stri
 		if path == "" {
 			path = ws
 		}
-		return placementv1beta1.ApplyResultApplyConflictBetweenPlacements,
+		return placementv1beta1.ApplyResultFailedToTakeOver,
 			fmt.Sprintf("namespace %s on this member cluster belongs to workspace %s; a team places only into namespaces its own placements created — use another namespace", name, path), false
 	case placementv1beta1.NamespaceMatches(o.takeOver, name):
 		return "", "", true

@@ -61,7 +61,7 @@ func TestTeamRules(t *testing.T) {
 		{"a namespace that does not exist yet", func() (string, string, bool) { return team.mayUseNamespace("ns", nil) }, ""},
 		{"the workspace's own namespace", func() (string, string, bool) { return team.mayUseNamespace("ns", owned("2abc")) }, ""},
 		{"another workspace's namespace", func() (string, string, bool) { return team.mayUseNamespace("ns", owned("9xyz")) },
-			placementv1beta1.ApplyResultApplyConflictBetweenPlacements},
+			placementv1beta1.ApplyResultFailedToTakeOver},
 		{"a namespace no placement created", func() (string, string, bool) { return team.mayUseNamespace("ns", owned("")) }, placementv1beta1.ApplyResultNotTakenOver},
 		{"a namespace a grant lets the team adopt", func() (string, string, bool) { return team.mayUseNamespace("legacy-app", owned("")) }, ""},
 		{"the platform places anywhere", func() (string, string, bool) { return platform.mayUseNamespace("ns", owned("9xyz")) }, ""},

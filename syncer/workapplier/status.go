@@ -35,6 +35,16 @@ func assessAvailability(m *manifest) {
 	}
 }
 
+// liveGeneration is the generation of the member's object the manifest's
+// conditions describe, as KubeFleet reports it: 0 when there is none, or
+// when its kind keeps no generation (a ConfigMap).
+func (m *manifest) liveGeneration() int64 {
+	if m.live == nil {
+		return 0
+	}
+	return m.live.GetGeneration()
+}
+
 // buildStatus derives the Work status from the manifests' outcomes, keeping
 // the transition times of conditions, and the first-observed times of drifts
 // and diffs, that did not change.
@@ -54,14 +64,14 @@ func buildStatus(work *placementv1beta1.Work, ms []*manifest, now metav1.Time) p
 		mc := placementv1beta1.ManifestCondition{Identifier: m.id, Conditions: append([]metav1.Condition(nil), prev.Conditions...)}
 		meta.RemoveStatusCondition(&mc.Conditions, placementv1beta1.WorkConditionTypeDiffReported)
 		applied := metav1.Condition{Type: placementv1beta1.WorkConditionTypeApplied, Status: metav1.ConditionTrue,
-			Reason: m.applied.reason, Message: m.applied.message, ObservedGeneration: work.Generation, LastTransitionTime: now}
+			Reason: m.applied.reason, Message: m.applied.message, ObservedGeneration: m.liveGeneration(), LastTransitionTime: now}
 		if !m.applied.ok {
 			applied.Status = metav1.ConditionFalse
 			failed++
 		}
 		meta.SetStatusCondition(&mc.Conditions, applied)
 		meta.SetStatusCondition(&mc.Conditions, metav1.Condition{Type: placementv1beta1.WorkConditionTypeAvailable, Status: metav1.ConditionStatus(m.avail.status),
-			Reason: m.avail.reason, Message: m.avail.message, ObservedGeneration: work.Generation, LastTransitionTime: now})
+			Reason: m.avail.reason, Message: m.avail.message, ObservedGeneration: m.liveGeneration(), LastTransitionTime: now})
 		switch {
 		case m.avail.reason == placementv1beta1.AvailabilityResultNotTrackable:
 			untrackable++
@@ -112,7 +122,7 @@ func diffStatus(work *placementv1beta1.Work, status placementv1beta1.WorkStatus,
 		if c := meta.FindStatusCondition(prev.Conditions, placementv1beta1.WorkConditionTypeDiffReported); c != nil {
 			conds = []metav1.Condition{*c}
 		}
-		c := metav1.Condition{Type: placementv1beta1.WorkConditionTypeDiffReported, Status: metav1.ConditionTrue, ObservedGeneration: work.Generation, LastTransitionTime: now,
+		c := metav1.Condition{Type: placementv1beta1.WorkConditionTypeDiffReported, Status: metav1.ConditionTrue, ObservedGeneration: m.liveGeneration(), LastTransitionTime: now,
 			Reason: placementv1beta1.DiffResultNoDiffFound, Message: "the member cluster's object matches the hub's"}
 		mc := placementv1beta1.ManifestCondition{Identifier: m.id}
 		switch {

@@ -109,7 +109,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if !work.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.cleanUp(ctx, work)
+		return r.cleanUp(ctx, work)
 	}
 	if controllerutil.AddFinalizer(work, placementv1beta1.WorkFinalizer) {
 		if err := r.Hub.Update(ctx, work); err != nil {

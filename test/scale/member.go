@@ -117,9 +117,9 @@ func (m *member) heartbeat(ctx context.Context) error {
 	agent := &st.AgentStatus[0]
 	agent.LastReceivedHeartbeat = now
 	meta.SetStatusCondition(&agent.Conditions, metav1.Condition{Type: clusterv1beta1.AgentJoined, Status: metav1.ConditionTrue,
-		Reason: clusterv1beta1.ReasonMemberClusterJoined, ObservedGeneration: imc.Generation})
+		Reason: clusterv1beta1.ReasonInternalMemberClusterJoined, ObservedGeneration: imc.Generation})
 	meta.SetStatusCondition(&agent.Conditions, metav1.Condition{Type: clusterv1beta1.AgentHealthy, Status: metav1.ConditionTrue,
-		Reason: clusterv1beta1.ReasonMemberClusterAPIServerHealthy, ObservedGeneration: imc.Generation})
+		Reason: clusterv1beta1.ReasonInternalMemberClusterHealthy, ObservedGeneration: imc.Generation})
 	cpu := resource.MustParse(strconv.Itoa(4 * m.nodes))
 	mem := resource.MustParse(strconv.Itoa(16*m.nodes) + "Gi")
 	usage := corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: mem}

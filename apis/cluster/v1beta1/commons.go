@@ -61,6 +61,15 @@ const (
 	AgentHealthy = "Healthy"
 )
 
+// Agent condition reasons (AgentStatus.Conditions of the member agent, as
+// KubeFleet's member agent reports them).
+const (
+	ReasonInternalMemberClusterJoined    = "InternalMemberClusterJoined"
+	ReasonInternalMemberClusterLeft      = "InternalMemberClusterLeft"
+	ReasonInternalMemberClusterHealthy   = "InternalMemberClusterHealthy"
+	ReasonInternalMemberClusterUnhealthy = "InternalMemberClusterUnhealthy"
+)
+
 // MemberCluster condition reasons.
 const (
 	ReasonMemberClusterReadyToJoin       = "MemberClusterReadyToJoin"

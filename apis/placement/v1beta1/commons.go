@@ -212,6 +212,9 @@ const (
 	WorkConditionTypeAvailable     = "Available"
 	WorkConditionTypeDiffReported  = "DiffReported"
 	WorkConditionTypeStatusTrimmed = "StatusTrimmed"
+	// WorkConditionTypeRemoved is set, False, on a deleted Work while the
+	// member deletes what it placed; the Work goes once all of it is gone.
+	WorkConditionTypeRemoved = "Removed"
 
 	// Eviction conditions; both are terminal.
 	PlacementEvictionConditionTypeValid    = "Valid"
@@ -305,6 +308,9 @@ const (
 	WorkNotAllManifestsDiffReportedReason       = "SomeManifestsHaveNotReportedDiff"
 	WorkNotAllManifestsTrackableReason          = "SomeManifestsAreNotAvailabilityTrackable"
 	WorkStatusTrimmedDueToOversizedStatusReason = "Oversized"
+	// WorkRemovalPendingReason: the member still holds objects the deleted
+	// Work placed (finalizers, or dependents being collected).
+	WorkRemovalPendingReason = "RemovalPending"
 )
 
 // Manifest-level results (reasons of manifestConditions[].conditions).

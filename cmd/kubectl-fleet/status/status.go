@@ -111,7 +111,7 @@ func rows(st *placementv1beta1.PlacementStatus, decisions []placementv1beta1.Clu
 			applied: conditionStatus(s.Conditions, "Applied"), available: conditionStatus(s.Conditions, "Available"),
 			drifted: len(s.DriftedPlacements), failed: len(s.FailedPlacements)}
 		for _, f := range s.FailedPlacements {
-			if reason := f.Condition.Reason; reason == placementv1beta1.ApplyResultApplyConflictBetweenPlacements || reason == placementv1beta1.ApplyResultManifestsAlreadyOwnedByOthers {
+			if reason := f.Condition.Reason; reason == placementv1beta1.ApplyResultFailedToTakeOver || reason == placementv1beta1.ApplyResultNotTakenOver {
 				r.conflicts++
 			}
 		}

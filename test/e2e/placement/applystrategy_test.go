@@ -221,7 +221,7 @@ var _ = Describe("An object another owner holds on a member", func() {
 			return cm
 		}
 		Eventually(func(g Gomega) {
-			g.Expect(failedReasons(g, t.getCRP(g, "shared"), "member-3")).To(ContainElement(placementv1beta1.ApplyResultManifestsAlreadyOwnedByOthers))
+			g.Expect(failedReasons(g, t.getCRP(g, "shared"), "member-3")).To(ContainElement(placementv1beta1.ApplyResultFailedToTakeOver))
 			g.Expect(onMember(g).Data).To(Equal(map[string]string{"v": "member"}))
 		}).Should(Succeed())
 

@@ -383,7 +383,7 @@ var _ = Describe("A namespace a team placed on a member", func() {
 		By("team B placing the same namespace and its own ConfigMap in it")
 		b.place(newCRP("app", pickFixed("member-1"), namespaceSelector(ns)))
 		Eventually(func(g Gomega) {
-			expectFailed(g, b.getCRP(g, "app"), "member-1", placementv1beta1.ApplyResultApplyConflictBetweenPlacements,
+			expectFailed(g, b.getCRP(g, "app"), "member-1", placementv1beta1.ApplyResultFailedToTakeOver,
 				"belongs to workspace "+a.path, namespaceID(ns), configMapID(ns, "b-settings"))
 		}).Should(Succeed())
 		Consistently(func(g Gomega) {
@@ -428,7 +428,7 @@ var _ = Describe("Two placements creating the same object at once", func() {
 				}
 				g.Expect(winner).NotTo(BeNil(), "neither placement is Available")
 				expectAvailable(g, winner, []string{"member-4"}, selected, "0")
-				expectFailed(g, loser, "member-4", placementv1beta1.ApplyResultApplyConflictBetweenPlacements, "placement",
+				expectFailed(g, loser, "member-4", placementv1beta1.ApplyResultFailedToTakeOver, "placement",
 					namespaceID(ns), configMapID(ns, "settings"))
 				for _, o := range []client.Object{namespace(ns), configMap(ns, "settings", nil)} {
 					g.Expect(memberClient("member-4").Get(ctx(), client.ObjectKeyFromObject(o), o)).To(Succeed())

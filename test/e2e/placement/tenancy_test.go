@@ -147,7 +147,7 @@ var _ = Describe("Two teams placing the same object on the same cluster", func()
 			g.Expect(c.Reason).To(Equal(placementv1beta1.WorkNotAppliedReason))
 			var conflicts []placementv1beta1.ResourceIdentifier
 			for _, f := range pcs.FailedPlacements {
-				g.Expect(f.Condition.Reason).To(Equal(placementv1beta1.ApplyResultApplyConflictBetweenPlacements), "%+v", f)
+				g.Expect(f.Condition.Reason).To(Equal(placementv1beta1.ApplyResultFailedToTakeOver), "%+v", f)
 				g.Expect(f.Condition.Status).To(Equal(metav1.ConditionFalse))
 				conflicts = append(conflicts, f.ResourceIdentifier)
 			}
