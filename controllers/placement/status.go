@@ -90,7 +90,7 @@ func buildStatus(p placementv1beta1.PlacementObj, selected []placementv1beta1.Re
 	meta.SetStatusCondition(&status.Conditions, scheduled)
 
 	active := activeBindings(bindings)
-	status.PerClusterPlacementStatuses = perClusterStatuses(p, policySnap, active, prev)
+	status.PerClusterPlacementStatuses = perClusterStatuses(p, policySnap, resourceSnap.GetName(), active, prev)
 	setRemovalPending(&status, p, bindings)
 
 	// The rollout conditions hold only when every picked cluster has them;
@@ -206,7 +206,7 @@ func activeBindings(bindings []placementv1beta1.BindingObj) []placementv1beta1.B
 
 // perClusterStatuses lists one entry per scheduled cluster and, for PickN and
 // PickFixed, an empty entry per slot the scheduler could not fill.
-func perClusterStatuses(p placementv1beta1.PlacementObj, policySnap placementv1beta1.PolicySnapshotObj, bindings []placementv1beta1.BindingObj,
+func perClusterStatuses(p placementv1beta1.PlacementObj, policySnap placementv1beta1.PolicySnapshotObj, latest string, bindings []placementv1beta1.BindingObj,
 	prev *placementv1beta1.PlacementStatus) []placementv1beta1.PerClusterPlacementStatus {
 	previous := map[string][]metav1.Condition{}
 	for _, s := range prev.PerClusterPlacementStatuses {
@@ -243,6 +243,10 @@ func perClusterStatuses(p placementv1beta1.PlacementObj, policySnap placementv1b
 		withoutOthers(&s.Conditions, "", conditions)
 		for _, t := range conditions {
 			c := meta.FindStatusCondition(st.Conditions, t)
+			if t == string(placementv1beta1.PerClusterRolloutStartedConditionType) && spec.ResourceSnapshotName != "" && spec.ResourceSnapshotName != latest {
+				// The binding's conditions describe older resources.
+				c = notRolledOut(p, b, snapshotIndex(p.GetName(), latest), s.ObservedResourceIndex)
+			}
 			if c == nil && t == string(placementv1beta1.PerClusterRolloutStartedConditionType) && spec.State == placementv1beta1.BindingStateScheduled {
 				// Nothing decided to roll out to this cluster yet: with an
 				// External strategy, it waits for an update run.
@@ -269,6 +273,20 @@ func perClusterStatuses(p placementv1beta1.PlacementObj, policySnap placementv1b
 		}}})
 	}
 	return out
+}
+
+// notRolledOut is the RolloutStarted condition of a cluster that does not
+// run the latest resource snapshot yet: as in KubeFleet, False while a
+// rolling update holds it back, Unknown while an update run decides.
+func notRolledOut(p placementv1beta1.PlacementObj, b placementv1beta1.BindingObj, latest, current string) *metav1.Condition {
+	c := &metav1.Condition{Type: string(placementv1beta1.PerClusterRolloutStartedConditionType), ObservedGeneration: b.GetGeneration(),
+		Status: metav1.ConditionFalse, Reason: placementv1beta1.RolloutNotStartedYetReason,
+		Message: fmt.Sprintf("The latest resources (snapshot index %s) are not rolled out to this cluster yet, it runs index %s: the rolling update strategy holds them back until other clusters are available", latest, current)}
+	if p.GetPlacementSpec().Strategy.Type == placementv1beta1.ExternalRolloutStrategyType {
+		c.Status, c.Reason = metav1.ConditionUnknown, placementv1beta1.RolloutStartedUnknownReason
+		c.Message = fmt.Sprintf("The latest resources (snapshot index %s) are not rolled out to this cluster yet, it runs index %s: rollouts are controlled by staged update runs", latest, current)
+	}
+	return c
 }
 
 func deref(p *int32) int32 {

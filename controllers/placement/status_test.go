@@ -39,6 +39,11 @@ func availableBinding(cluster string) *placementv1beta1.ClusterResourceBinding {
 	return b
 }
 
+func atSnapshot(b *placementv1beta1.ClusterResourceBinding, snapshot string) *placementv1beta1.ClusterResourceBinding {
+	b.Spec.ResourceSnapshotName = snapshot
+	return b
+}
+
 func conditionSummary(conds []metav1.Condition) map[string]string {
 	out := map[string]string{}
 	for _, c := range conds {
@@ -75,6 +80,12 @@ func TestBuildStatusConditions(t *testing.T) {
 			[]placementv1beta1.BindingObj{availableBinding("member-1"), availableBinding("member-2")}, rollout(unfulfilled), 3},
 		{"all picked", scheduledSnapshot(2, true),
 			[]placementv1beta1.BindingObj{availableBinding("member-1"), availableBinding("member-2")}, rollout(fulfilled), 2},
+		{"a cluster still at older resources has not started the rollout", scheduledSnapshot(2, true),
+			[]placementv1beta1.BindingObj{availableBinding("member-1"), atSnapshot(availableBinding("member-2"), "crp-0-snapshot")},
+			map[string]string{
+				"ClusterResourcePlacementScheduled":      fulfilled,
+				"ClusterResourcePlacementRolloutStarted": "False/" + placementv1beta1.RolloutNotStartedYetReason,
+			}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &placementv1beta1.ClusterResourcePlacement{}
@@ -82,7 +93,8 @@ func TestBuildStatusConditions(t *testing.T) {
 			// Conditions left from an earlier rollout do not survive.
 			p.Status.Conditions = []metav1.Condition{{Type: "ClusterResourcePlacementAvailable", Status: metav1.ConditionTrue, Reason: "ResourceAvailable"}}
 			snap := &placementv1beta1.ClusterResourceSnapshot{}
-			snap.SetLabels(map[string]string{placementv1beta1.ResourceIndexLabel: "0"})
+			snap.Name = "crp-1-snapshot"
+			snap.SetLabels(map[string]string{placementv1beta1.ResourceIndexLabel: "1"})
 			st := buildStatus(p, nil, snap, tc.snapshot, tc.bindings)
 			got := conditionSummary(st.Conditions)
 			if len(got) != len(tc.want) {
@@ -96,7 +108,7 @@ func TestBuildStatusConditions(t *testing.T) {
 			if len(st.PerClusterPlacementStatuses) != tc.wantClusters {
 				t.Errorf("%d per-cluster statuses, want %d", len(st.PerClusterPlacementStatuses), tc.wantClusters)
 			}
-			if st.ObservedResourceIndex != "0" || meta.FindStatusCondition(st.Conditions, "ClusterResourcePlacementScheduled").ObservedGeneration != 1 {
+			if st.ObservedResourceIndex != "1" || meta.FindStatusCondition(st.Conditions, "ClusterResourcePlacementScheduled").ObservedGeneration != 1 {
 				t.Errorf("observedResourceIndex %q, Scheduled not of generation 1", st.ObservedResourceIndex)
 			}
 		})

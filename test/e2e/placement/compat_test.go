@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -134,18 +135,18 @@ var _ = Describe("KubeFleet status: a placement that picks no cluster", func() {
 	It("scaled from PickN 1 to 0, drops its rollout conditions with the cluster", func() {
 		t := newTeam("compat-scale")
 		ns, selected := t.appNamespace("scale")
-		t.place(newCRP("app", pickFixed("member-1"), namespaceSelector(ns)))
+		t.place(newCRP("app", pickNWhere(1, labelTerm(map[string]string{"env": "canary"})), namespaceSelector(ns)))
 		Eventually(func(g Gomega) {
-			expectAvailable(g, t.getCRP(g, "app"), []string{"member-1"}, selected, "0")
+			expectAvailable(g, t.getCRP(g, "app"), []string{"member-3"}, selected, "0")
 		}).Should(Succeed())
 		t.updateCRP("app", func(crp *placementv1beta1.ClusterResourcePlacement) {
-			crp.Spec.Policy.ClusterNames = nil
+			crp.Spec.Policy.NumberOfClusters = ptr.To[int32](0)
 		})
 		Eventually(func(g Gomega) {
 			crp := t.getCRP(g, "app")
 			expectExactly(g, crp.Status.Conditions, crp.Generation, map[string]string{"ClusterResourcePlacementScheduled": fulfilled})
 			g.Expect(crp.Status.PerClusterPlacementStatuses).To(BeEmpty())
-			expectGoneFrom(g, namespace(ns), "member-1")
+			expectGoneFrom(g, namespace(ns), "member-3")
 		}).Should(Succeed())
 	})
 })
