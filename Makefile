@@ -106,7 +106,8 @@ verify: generate
 test: build test-unit test-e2e
 
 test-unit:
-	$(GO) test ./apis/... ./cmd/... ./config/... ./metrics/... ./workspaces/... ./controllers/... ./syncer/...
+	$(GO) test ./apis/... ./cmd/... ./config/... ./metrics/... ./workspaces/... ./controllers/... ./syncer/... \
+		github.com/kcp-dev/kcp/pkg/informer
 
 test-e2e: build cluster-bins
 	# -p 1: one suite at a time (they are heavy) and streamed output.

@@ -212,5 +212,6 @@ replace (
 	k8s.io/sample-cli-plugin => github.com/kcp-dev/kubernetes/staging/src/k8s.io/sample-cli-plugin v0.0.0-20250425143807-ddbe171670d8
 	k8s.io/sample-controller => github.com/kcp-dev/kubernetes/staging/src/k8s.io/sample-controller v0.0.0-20250425143807-ddbe171670d8
 	github.com/kcp-dev/kcp => ./third_party/kcp
+	github.com/kcp-dev/apimachinery/v2 => ./third_party/kcp-apimachinery
 	sigs.k8s.io/multicluster-runtime => ./third_party/multicluster-runtime
 )

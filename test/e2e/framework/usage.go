@@ -4,40 +4,71 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 )
 
-// Usage is what the hub process holds: goroutines, live heap (after a
-// garbage collection) and resident memory, in bytes.
+// Usage is what the hub process holds, in bytes after a garbage
+// collection: its goroutines, its live heap objects (Live), the heap spans
+// that hold them (Heap: Live plus the free room in spans that are partly
+// used), goroutine stacks, heap the runtime has freed but not yet returned
+// to the system (Unreturned), and resident memory.
 type Usage struct {
-	Goroutines, Heap, RSS float64
+	Goroutines, Live, Heap, Stacks, Unreturned, RSS float64
+}
+
+// InUse is the resident memory the process uses: what the runtime has
+// freed and not yet returned to the system comes back to it in its own time.
+func (u Usage) InUse() float64 {
+	return u.RSS - u.Unreturned
 }
 
 func (u Usage) String() string {
-	return fmt.Sprintf("%.0f goroutines, %.0f MiB heap, %.0f MiB resident", u.Goroutines, u.Heap/(1<<20), u.RSS/(1<<20))
+	return fmt.Sprintf("%.0f goroutines, %.0f MiB live in %.0f MiB heap, %.0f MiB stacks, %.0f MiB freed not returned, %.0f MiB resident",
+		u.Goroutines, u.Live/(1<<20), u.Heap/(1<<20), u.Stacks/(1<<20), u.Unreturned/(1<<20), u.RSS/(1<<20))
 }
 
+// heapProfiles numbers the heap profiles Usage keeps.
+var heapProfiles atomic.Int32
+
 // Usage collects garbage in the hub (pprof's heap profile does, with gc=1)
-// and then reads what it holds from its metrics.
+// and then reads what it holds from its metrics. With FLEET_HEAP_PROFILE_DIR
+// set it keeps the heap profile there (heap-1.pb.gz, heap-2.pb.gz, ...), so
+// that `go tool pprof -base` tells what a spec left behind.
 func (h *Hub) Usage() (Usage, error) {
 	resp, err := http.Get(strings.TrimSuffix(h.MetricsURL(), "/metrics") + "/debug/pprof/heap?gc=1")
 	if err != nil {
 		return Usage{}, err
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
+	err = keepHeapProfile(resp.Body)
 	resp.Body.Close()
+	if err != nil {
+		return Usage{}, err
+	}
 	ms, err := Scrape(h.MetricsURL())
 	if err != nil {
 		return Usage{}, err
 	}
 	var u Usage
-	for name, v := range map[string]*float64{"go_goroutines": &u.Goroutines, "go_memstats_heap_inuse_bytes": &u.Heap, "process_resident_memory_bytes": &u.RSS} {
+	var idle, released float64
+	for name, v := range map[string]*float64{
+		"go_goroutines":                   &u.Goroutines,
+		"go_memstats_heap_alloc_bytes":    &u.Live,
+		"go_memstats_heap_inuse_bytes":    &u.Heap,
+		"go_memstats_stack_inuse_bytes":   &u.Stacks,
+		"go_memstats_heap_idle_bytes":     &idle,
+		"go_memstats_heap_released_bytes": &released,
+		"process_resident_memory_bytes":   &u.RSS,
+	} {
 		n, ok := ms.Sum(name, nil)
 		if !ok {
 			return Usage{}, fmt.Errorf("the hub does not report %s", name)
 		}
 		*v = n
 	}
+	u.Unreturned = idle - released
 	return u, nil
 }
 
@@ -49,10 +80,11 @@ type Goroutines struct {
 	// Handlers counts the event handlers on the hub's shared informers
 	// (a goroutine each besides the one running it).
 	Handlers int
-	// KCPScoped counts kcp's own per-workspace scoped informers, one
-	// handler each. kcp v0.28.1's per-workspace garbage collector makes
-	// them with a context that never ends, so they outlive the workspace
-	// (see docs/reliability.md).
+	// KCPScoped counts kcp's per-workspace scoped informers that wait for
+	// their workspace's context to end, a listener each. kcp v0.28.1's
+	// garbage collector made them with a context that never ended; the
+	// copy in third_party/kcp ends it with the workspace and dispatches
+	// its handlers from one listener, so there should be none.
 	KCPScoped int
 }
 
@@ -94,4 +126,19 @@ func (h *Hub) Goroutines() (Goroutines, string, error) {
 	engaged, _ := ms.Sum("fleet_engaged_workspaces", nil)
 	g.Engaged = int(engaged)
 	return g, string(raw), nil
+}
+
+func keepHeapProfile(profile io.Reader) error {
+	dir := os.Getenv("FLEET_HEAP_PROFILE_DIR")
+	if dir == "" {
+		_, err := io.Copy(io.Discard, profile)
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("heap-%d.pb.gz", heapProfiles.Add(1))))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(f, profile)
+	return err
 }

@@ -209,7 +209,7 @@ var _ = Describe("Load", Serial, func() {
 		var after framework.Usage
 		Eventually(func(g Gomega) {
 			after = hubUsage(g)
-			g.Expect(after.Heap).To(BeNumerically("<=", before.Heap*1.35), "live heap: before %s, now %s", before, after)
+			g.Expect(after.Heap).To(BeNumerically("<=", before.Heap*1.35), "heap: before %s, now %s", before, after)
 			gs, _, err := hub.Goroutines()
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(gs.KCPScoped).To(BeNumerically("<=", goroutinesBefore.KCPScoped), "kcp's per-workspace informers: before %s, now %s", goroutinesBefore, gs)

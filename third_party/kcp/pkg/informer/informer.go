@@ -258,6 +258,9 @@ func NewDiscoveringDynamicSharedInformerFactory(
 // based on the main informer factory, but scoped for a given logical cluster.
 type DiscoveringDynamicSharedInformerFactory struct {
 	*GenericDiscoveringDynamicSharedInformerFactory[kcpcache.ScopeableSharedIndexInformer, kcpcache.GenericClusterLister, kcpinformers.GenericClusterInformer]
+
+	// Fleetplane: the listeners of ClusterWithContext's informers.
+	dispatchers dispatchers
 }
 
 func (d *DiscoveringDynamicSharedInformerFactory) Cluster(cluster logicalcluster.Name) kcpinformers.ScopedDynamicSharedInformerFactory {
@@ -269,7 +272,8 @@ func (d *DiscoveringDynamicSharedInformerFactory) Cluster(cluster logicalcluster
 
 // ClusterWithContext is Cluster whose informers stop listening to the
 // cluster-wide informers once ctx is done.
-// Fleetplane: backported from kcp v0.30.0.
+// Fleetplane: backported from kcp v0.30.0; the handlers of its informers
+// share one listener per cluster-wide informer (dispatch.go).
 func (d *DiscoveringDynamicSharedInformerFactory) ClusterWithContext(ctx context.Context, cluster logicalcluster.Name) kcpinformers.ScopedDynamicSharedInformerFactory {
 	return &scopedDiscoveringDynamicSharedInformerFactory{
 		DiscoveringDynamicSharedInformerFactory: d,
@@ -292,7 +296,7 @@ func (d *scopedDiscoveringDynamicSharedInformerFactory) ForResource(gvr schema.G
 		return nil, err
 	}
 	if d.contextFn != nil {
-		return clusterInformer.ClusterWithContext(d.contextFn(), d.cluster), nil
+		return newDispatchedInformer(d.contextFn(), &d.dispatchers, clusterInformer, d.cluster), nil
 	}
 	return clusterInformer.Cluster(d.cluster), nil
 }
