@@ -3,6 +3,14 @@
 // binding the placement APIs). The provider cancels the workspace's context
 // then; what was set up for the workspace on shared informers, and what the
 // hub keeps of it, would otherwise stay until the hub stops.
+//
+// The workspaces' event handlers are dispatched: the provider scopes the
+// informers of all workspaces to one workspace by adding a listener per
+// workspace and kind that drops the other workspaces' objects (~43 per team
+// workspace, each offered every event of its kind); instead each shared
+// informer gets one listener that hands an event to the handlers of the
+// object's workspace. Dispatched handlers get no periodic resyncs (the
+// controllers' 10-hour requeue of every object of every workspace).
 package release
 
 import (
@@ -10,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	"github.com/kcp-dev/logicalcluster/v3"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -36,6 +45,12 @@ type Manager struct {
 	mcmanager.Manager
 	// Forget is told the name of each workspace that went away.
 	Forget []func(logicalcluster.Name)
+	// Wildcard is the provider's cache of all workspaces, whose informers
+	// the workspaces' handlers are dispatched from. Without it each handler
+	// is a listener of its own.
+	Wildcard cache.Cache
+
+	dispatchers kcpcache.Dispatchers
 
 	mu sync.Mutex
 	// released closes, by workspace, once the last engagement's Forget
@@ -61,7 +76,7 @@ func (m *Manager) Engage(ctx context.Context, name string, cl cluster.Cluster) e
 		case <-ctx.Done():
 		}
 	}
-	if err := m.Manager.Engage(ctx, name, &releasing{Cluster: cl, ctx: ctx}); err != nil {
+	if err := m.Manager.Engage(ctx, name, &releasing{Cluster: cl, workspace: &workspace{name: logicalcluster.Name(name), ctx: ctx, manager: m}}); err != nil {
 		close(released)
 		return err
 	}
@@ -82,49 +97,100 @@ func (m *Manager) Engage(ctx context.Context, name string, cl cluster.Cluster) e
 	return nil
 }
 
+// workspace is what a workspace's informers share: the context that ends
+// when it goes, and the manager's dispatchers.
+type workspace struct {
+	name    logicalcluster.Name
+	ctx     context.Context
+	manager *Manager
+}
+
 // releasing is a workspace whose informers' event handlers last as long
-// as ctx.
+// as its context.
 type releasing struct {
 	cluster.Cluster
-	ctx context.Context
+	*workspace
 }
 
 func (r *releasing) GetCache() cache.Cache {
-	return &releasingCache{Cache: r.Cluster.GetCache(), ctx: r.ctx}
+	return &releasingCache{Cache: r.Cluster.GetCache(), workspace: r.workspace}
 }
 
 type releasingCache struct {
 	cache.Cache
-	ctx context.Context
+	*workspace
 }
 
 func (c *releasingCache) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
-	i, err := c.Cache.GetInformer(ctx, obj, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return &releasingInformer{Informer: i, ctx: c.ctx}, nil
+	return c.informer(func(cc cache.Cache) (cache.Informer, error) { return cc.GetInformer(ctx, obj, opts...) })
 }
 
 func (c *releasingCache) GetInformerForKind(ctx context.Context, gvk schema.GroupVersionKind, opts ...cache.InformerGetOption) (cache.Informer, error) {
-	i, err := c.Cache.GetInformerForKind(ctx, gvk, opts...)
+	return c.informer(func(cc cache.Cache) (cache.Informer, error) { return cc.GetInformerForKind(ctx, gvk, opts...) })
+}
+
+// informer is the workspace's informer got from its cache, with the shared
+// informer behind it to dispatch handlers from.
+func (c *releasingCache) informer(get func(cache.Cache) (cache.Informer, error)) (cache.Informer, error) {
+	scoped, err := get(c.Cache)
 	if err != nil {
 		return nil, err
 	}
-	return &releasingInformer{Informer: i, ctx: c.ctx}, nil
+	i := &releasingInformer{Informer: scoped, workspace: c.workspace}
+	if c.manager != nil && c.manager.Wildcard != nil {
+		shared, err := get(c.manager.Wildcard)
+		if err != nil {
+			return nil, err
+		}
+		// The wildcard cache's informers are client-go's; anything else
+		// keeps a listener per handler.
+		i.shared, _ = shared.(toolscache.SharedIndexInformer)
+	}
+	return i, nil
 }
 
 type releasingInformer struct {
 	cache.Informer
-	ctx context.Context
+	*workspace
+	// shared is the informer of all workspaces, or nil.
+	shared toolscache.SharedIndexInformer
 }
 
+// AddEventHandler dispatches the handler from the shared informer; it is
+// removed when the workspace goes.
 func (i *releasingInformer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
-	return i.removedWhenDone(i.Informer.AddEventHandler(h))
+	if i.shared == nil {
+		return i.removedWhenDone(i.Informer.AddEventHandler(h))
+	}
+	if err := i.ctx.Err(); err != nil {
+		return nil, err
+	}
+	reg, err := i.manager.dispatchers.AddEventHandler(i.shared, i.name, h)
+	if err != nil {
+		return nil, err
+	}
+	context.AfterFunc(i.ctx, func() {
+		if err := i.manager.dispatchers.RemoveEventHandler(reg); err != nil {
+			log.FromContext(i.ctx).Error(err, "removing the event handler of a workspace that went away")
+		}
+	})
+	return reg, nil
 }
 
+// AddEventHandlerWithResyncPeriod gives handlers that want resyncs a
+// listener of their own.
 func (i *releasingInformer) AddEventHandlerWithResyncPeriod(h toolscache.ResourceEventHandler, resync time.Duration) (toolscache.ResourceEventHandlerRegistration, error) {
+	if resync == 0 {
+		return i.AddEventHandler(h)
+	}
 	return i.removedWhenDone(i.Informer.AddEventHandlerWithResyncPeriod(h, resync))
+}
+
+func (i *releasingInformer) RemoveEventHandler(reg toolscache.ResourceEventHandlerRegistration) error {
+	if h, ok := reg.(*kcpcache.DispatchedHandler); ok {
+		return i.manager.dispatchers.RemoveEventHandler(h)
+	}
+	return i.Informer.RemoveEventHandler(reg)
 }
 
 func (i *releasingInformer) removedWhenDone(reg toolscache.ResourceEventHandlerRegistration, err error) (toolscache.ResourceEventHandlerRegistration, error) {

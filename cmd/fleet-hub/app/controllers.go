@@ -126,7 +126,7 @@ func startControllers(ctx context.Context, loopback *rest.Config, opts controlle
 		}
 	}()
 	go func() {
-		released := &release.Manager{Manager: mcMgr, Forget: []func(logicalcluster.Name){workspaces.Forget, changes.Forget}}
+		released := &release.Manager{Manager: mcMgr, Wildcard: provider.GetWildcard(), Forget: []func(logicalcluster.Name){workspaces.Forget, changes.Forget}}
 		if err := provider.Run(ctx, released); err != nil {
 			logger.Error(err, "workspace provider stopped")
 		}

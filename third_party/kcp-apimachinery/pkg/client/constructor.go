@@ -54,6 +54,7 @@ func NewCache[R any](cfg *rest.Config, client *http.Client, constructor *Constru
 
 		RWMutex:              &sync.RWMutex{},
 		clientsByClusterPath: map[logicalcluster.Path]*cachedClient[R]{},
+		idleTime:             clientIdleTime,
 	}
 }
 
@@ -66,13 +67,19 @@ type clientCache[R any] struct {
 	clientsByClusterPath map[logicalcluster.Path]*cachedClient[R]
 	// sweeping is true while a sweep is scheduled; guarded by the lock.
 	sweeping bool
+	idleTime time.Duration
 }
 
 type cachedClient[R any] struct {
 	client R
-	// lastUsed is when the client was last asked for, in Unix nanoseconds.
+	// lastUsed is when the client was last asked for, as a monotonic
+	// time since the process started.
 	lastUsed atomic.Int64
 }
+
+var processStart = time.Now()
+
+func sinceStart() int64 { return int64(time.Since(processStart)) }
 
 // ClusterOrDie returns a new client scoped to the given logical cluster, or panics if there
 // is any error.
@@ -89,7 +96,7 @@ func (c *clientCache[R]) ClusterOrDie(clusterPath logicalcluster.Path) R {
 
 // Cluster returns a new client scoped to the given logical cluster.
 func (c *clientCache[R]) Cluster(clusterPath logicalcluster.Path) (R, error) {
-	now := time.Now().UnixNano()
+	now := sinceStart()
 	c.RLock()
 	cached, exists := c.clientsByClusterPath[clusterPath]
 	c.RUnlock()
@@ -118,18 +125,18 @@ func (c *clientCache[R]) Cluster(clusterPath logicalcluster.Path) (R, error) {
 	c.clientsByClusterPath[clusterPath] = cached
 	if !c.sweeping {
 		c.sweeping = true
-		time.AfterFunc(clientIdleTime, c.sweep)
+		time.AfterFunc(c.idleTime, c.sweep)
 	}
 
 	return instance, nil
 }
 
-// sweep drops the clients unused for clientIdleTime, and comes back while
+// sweep drops the clients not asked for in idleTime, and comes back while
 // any are left.
 func (c *clientCache[R]) sweep() {
 	c.Lock()
 	defer c.Unlock()
-	idleSince := time.Now().Add(-clientIdleTime).UnixNano()
+	idleSince := sinceStart() - int64(c.idleTime)
 	for path, cached := range c.clientsByClusterPath {
 		if cached.lastUsed.Load() < idleSince {
 			delete(c.clientsByClusterPath, path)
@@ -137,6 +144,6 @@ func (c *clientCache[R]) sweep() {
 	}
 	c.sweeping = len(c.clientsByClusterPath) > 0
 	if c.sweeping {
-		time.AfterFunc(clientIdleTime, c.sweep)
+		time.AfterFunc(c.idleTime, c.sweep)
 	}
 }

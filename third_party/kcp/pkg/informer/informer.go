@@ -260,7 +260,7 @@ type DiscoveringDynamicSharedInformerFactory struct {
 	*GenericDiscoveringDynamicSharedInformerFactory[kcpcache.ScopeableSharedIndexInformer, kcpcache.GenericClusterLister, kcpinformers.GenericClusterInformer]
 
 	// Fleetplane: the listeners of ClusterWithContext's informers.
-	dispatchers dispatchers
+	dispatchers kcpcache.Dispatchers
 }
 
 func (d *DiscoveringDynamicSharedInformerFactory) Cluster(cluster logicalcluster.Name) kcpinformers.ScopedDynamicSharedInformerFactory {

@@ -146,14 +146,14 @@ func (c *mcController[request]) Engage(ctx context.Context, name string, cl clus
 		cluster: cl,
 	}
 	c.clusters[name] = ec
-	go func() {
-		<-ctx.Done()
+	// Fleetplane: a callback, not a goroutine per engaged cluster.
+	context.AfterFunc(ctx, func() {
 		c.lock.Lock()
 		defer c.lock.Unlock()
 		if c.clusters[name] == ec {
 			delete(c.clusters, name)
 		}
-	}()
+	})
 
 	return nil //nolint:govet // cancel is called in the error case only.
 }
@@ -183,14 +183,12 @@ func (c *mcController[request]) MultiClusterWatch(src mcsource.TypedSource[clien
 
 func startWithinContext[request mcreconcile.ClusterAware[request]](ctx context.Context, src source.TypedSource[request]) source.TypedSource[request] {
 	return source.TypedFunc[request](func(ctlCtx context.Context, w workqueue.TypedRateLimitingInterface[request]) error {
+		// Fleetplane: the source ends with the cluster's context or the
+		// controller's, whichever ends first; callbacks, not a goroutine
+		// per source and cluster.
 		ctx, cancel := context.WithCancel(ctx)
-		go func() {
-			select {
-			case <-ctlCtx.Done():
-			case <-ctx.Done():
-			}
-			cancel()
-		}()
+		stop := context.AfterFunc(ctlCtx, cancel)
+		context.AfterFunc(ctx, func() { stop() })
 		return src.Start(ctx, w)
 	})
 }
