@@ -47,6 +47,7 @@ type Reconciler struct {
 	Namespace  string
 
 	tracker *tracker
+	waiting waiting
 }
 
 // SetupWithManager registers the controller on the hub manager. Member-side
@@ -59,6 +60,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&placementv1beta1.Work{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionStarted{}))).
 		// Joining or leaving changes what every Work should do.
 		Watches(&clusterv1beta1.InternalMemberCluster{}, handler.EnqueueRequestsFromMapFunc(r.allWorks),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// A Work waiting for its placement's other Works goes on when one
+		// of them changes.
+		Watches(&placementv1beta1.Work{}, handler.EnqueueRequestsFromMapFunc(r.wakeSiblings),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: 4,
@@ -100,6 +105,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// A Work that is simply gone (e.g. the member left and its namespace
 		// was removed) leaves everything applied in place.
 		if apierrors.IsNotFound(err) {
+			r.waiting.remove(req.Name)
 			return ctrl.Result{}, r.tracker.forget(ctx, req.Name)
 		}
 		return ctrl.Result{}, err
@@ -119,6 +125,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	start := time.Now()
 	manifests := decode(work)
 	err = r.apply(ctx, work, manifests)
+	if errors.Is(err, errUnsettled) {
+		r.observeApply(start, manifests, nil)
+		log.FromContext(ctx).V(1).Info("waiting for the placement's other Works", "reason", err.Error())
+		return ctrl.Result{RequeueAfter: unsettledBackstop}, nil
+	}
 	r.observeApply(start, manifests, err)
 	return ctrl.Result{}, err
 }
@@ -141,9 +152,17 @@ func (r *Reconciler) apply(ctx context.Context, work *placementv1beta1.Work, man
 			return err
 		}
 	}
-	// Stale objects that must wait for the placement's other Works are
-	// retried with backoff; the status is reported meanwhile.
+	// Stale objects that must wait for the placement's other Works are let
+	// go of when one of those changes (waiting); the status is reported
+	// meanwhile. Waiting starts before the cache is read, so that no
+	// change of another Work slips between the two.
+	r.waiting.add(work.Name, o.identity)
 	unsettled := r.removeStale(ctx, work, aw, o, manifests)
+	if errors.Is(unsettled, errUnsettled) {
+		r.waiting.add(work.Name, o.identity)
+	} else {
+		r.waiting.remove(work.Name)
+	}
 	if unsettled != nil && !errors.Is(unsettled, errUnsettled) {
 		return unsettled
 	}

@@ -7,11 +7,14 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // SuiteDir makes a suite's state directory, removed after a passing run
 // unless FLEET_E2E_KEEP=1. Call it from BeforeSuite.
 func SuiteDir(prefix string) string {
+	// The clients' own logs go with the spec's output.
+	log.SetLogger(GinkgoLogr)
 	dir, err := os.MkdirTemp("", prefix)
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	DeferCleanup(func() {

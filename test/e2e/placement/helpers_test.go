@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	. "github.com/onsi/ginkgo/v2"
@@ -104,9 +105,10 @@ func (t *team) place(p placementv1beta1.PlacementObj) {
 
 func (t *team) deletePlacement(p placementv1beta1.PlacementObj) {
 	Expect(client.IgnoreNotFound(t.c.Delete(ctx(), p))).To(Succeed())
+	// A placement of 10,000 objects takes minutes to remove from its member.
 	Eventually(func() bool {
 		return apierrors.IsNotFound(t.c.Get(ctx(), client.ObjectKeyFromObject(p), p))
-	}).Should(BeTrue(), "placement %s in %s is not deleted", p.GetName(), t.path)
+	}).WithTimeout(6*time.Minute).Should(BeTrue(), "placement %s in %s is not deleted", p.GetName(), t.path)
 }
 
 func (t *team) getCRP(g Gomega, name string) *placementv1beta1.ClusterResourcePlacement {

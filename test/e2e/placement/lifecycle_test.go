@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 var _ = Describe("Deleting a placement", func() {
@@ -210,8 +211,10 @@ var _ = Describe("Delete strategies", func() {
 				Expect(memberClient("member-2").Delete(ctx(), namespace(ns))).To(Succeed())
 			}
 		},
-		Entry("Delete removes what the placement created", deletion{strategy: placementv1beta1.DeletePropagationPolicyDelete}, 20),
-		Entry("Abandon keeps everything, released", deletion{strategy: placementv1beta1.DeletePropagationPolicyAbandon}, 20),
+		// make test runs each 5 times (a run of Delete waits ~6 s for the
+		// member to delete the namespace); make test-soak 20.
+		Entry("Delete removes what the placement created", deletion{strategy: placementv1beta1.DeletePropagationPolicyDelete}, framework.Scale("FLEET_DELETE_RUNS", 5)),
+		Entry("Abandon keeps everything, released", deletion{strategy: placementv1beta1.DeletePropagationPolicyAbandon}, framework.Scale("FLEET_DELETE_RUNS", 5)),
 		Entry("Abandon holds when the placement is force-deleted", deletion{strategy: placementv1beta1.DeletePropagationPolicyAbandon, force: true}, 5),
 	)
 })
