@@ -15,6 +15,7 @@ package release
 
 import (
 	"context"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -36,8 +37,14 @@ var engagedWorkspaces = prometheus.NewGauge(prometheus.GaugeOpts{
 	Help: "Workspaces the hub's controllers serve now (those binding the placement APIs).",
 })
 
+var memoryReturns = prometheus.NewHistogram(prometheus.HistogramOpts{
+	Name:    "fleet_memory_return_duration_seconds",
+	Help:    "How long returning the hub's freed memory to the operating system took, after workspaces went away (a full garbage collection).",
+	Buckets: prometheus.ExponentialBuckets(0.05, 2, 8),
+})
+
 func init() {
-	ctrlmetrics.Registry.MustRegister(engagedWorkspaces)
+	ctrlmetrics.Registry.MustRegister(engagedWorkspaces, memoryReturns)
 }
 
 // Manager is the multicluster manager as the workspace provider sees it.
@@ -49,8 +56,17 @@ type Manager struct {
 	// the workspaces' handlers are dispatched from. Without it each handler
 	// is a listener of its own.
 	Wildcard cache.Cache
+	// ReturnMemoryAfter, when set, returns the memory the hub freed to the
+	// operating system once no workspace went away for that long: the Go
+	// runtime keeps freed memory for reuse, so a hub whose teams left would
+	// keep the resident size of its busiest day. It must outlast what frees
+	// a workspace's memory late (kcp's idle clients, dropped after one to
+	// two minutes).
+	ReturnMemoryAfter time.Duration
 
 	dispatchers kcpcache.Dispatchers
+	// returnMemory is pushed back by each workspace that goes.
+	returnMemory *time.Timer
 
 	mu sync.Mutex
 	// released closes, by workspace, once the last engagement's Forget
@@ -93,8 +109,26 @@ func (m *Manager) Engage(ctx context.Context, name string, cl cluster.Cluster) e
 		if m.released[name] == released {
 			delete(m.released, name)
 		}
+		m.returnMemoryLater()
 	})
 	return nil
+}
+
+// returnMemoryLater (re)starts the wait before the hub's freed memory goes
+// back to the operating system. Called with mu held.
+func (m *Manager) returnMemoryLater() {
+	if m.ReturnMemoryAfter <= 0 {
+		return
+	}
+	if m.returnMemory == nil {
+		m.returnMemory = time.AfterFunc(m.ReturnMemoryAfter, func() {
+			start := time.Now()
+			debug.FreeOSMemory()
+			memoryReturns.Observe(time.Since(start).Seconds())
+		})
+		return
+	}
+	m.returnMemory.Reset(m.ReturnMemoryAfter)
 }
 
 // workspace is what a workspace's informers share: the context that ends

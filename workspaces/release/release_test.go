@@ -8,6 +8,7 @@ import (
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	"github.com/kcp-dev/logicalcluster/v3"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -148,5 +149,34 @@ func TestWorkspaceHandlersDispatchedFromTheSharedInformer(t *testing.T) {
 	}
 	if n, _ := m.dispatchers.Handlers(shared, "b"); n != 3 {
 		t.Fatalf("%d handlers of workspace b after a went, want 3", n)
+	}
+}
+
+func TestMemoryReturnedOnceAfterTheLastWorkspaceWent(t *testing.T) {
+	returns := func() uint64 {
+		m := &dto.Metric{}
+		if err := memoryReturns.Write(m); err != nil {
+			t.Fatal(err)
+		}
+		return m.GetHistogram().GetSampleCount()
+	}
+	before := returns()
+	m := &Manager{ReturnMemoryAfter: 50 * time.Millisecond}
+	for range 3 {
+		m.mu.Lock()
+		m.returnMemoryLater()
+		m.mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := returns() - before; got != 0 {
+		t.Fatalf("memory returned %d times while workspaces were still going", got)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for returns()-before == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if got := returns() - before; got != 1 {
+		t.Fatalf("memory returned %d times after the workspaces went, want once", got)
 	}
 }

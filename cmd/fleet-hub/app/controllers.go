@@ -46,6 +46,12 @@ import (
 	"github.com/fleetplane/fleetplane/workspaces/release"
 )
 
+// returnMemoryAfter is how long after the last team workspace went away the
+// hub gives the memory it freed back to the operating system
+// (release.Manager): kcp drops a workspace's idle clients one to two
+// minutes after it went.
+const returnMemoryAfter = 3 * time.Minute
+
 // controllerOptions are the hub controllers' settings.
 type controllerOptions struct {
 	UnhealthyThreshold time.Duration
@@ -126,7 +132,8 @@ func startControllers(ctx context.Context, loopback *rest.Config, opts controlle
 		}
 	}()
 	go func() {
-		released := &release.Manager{Manager: mcMgr, Wildcard: provider.GetWildcard(), Forget: []func(logicalcluster.Name){workspaces.Forget, changes.Forget}}
+		released := &release.Manager{Manager: mcMgr, Wildcard: provider.GetWildcard(), Forget: []func(logicalcluster.Name){workspaces.Forget, changes.Forget},
+			ReturnMemoryAfter: returnMemoryAfter}
 		if err := provider.Run(ctx, released); err != nil {
 			logger.Error(err, "workspace provider stopped")
 		}
