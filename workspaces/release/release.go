@@ -65,10 +65,10 @@ type Manager struct {
 	ReturnMemoryAfter time.Duration
 
 	dispatchers kcpcache.Dispatchers
-	// returnMemory is pushed back by each workspace that goes.
-	returnMemory *time.Timer
 
 	mu sync.Mutex
+	// returnMemory is pushed back by each workspace that goes.
+	returnMemory *time.Timer
 	// released closes, by workspace, once the last engagement's Forget
 	// hooks ran: a workspace engaged again right after it went must not
 	// lose what its new engagement sets up.
