@@ -157,6 +157,15 @@ func (r *Reconciler) releaseAll(ctx context.Context, work *placementv1beta1.Work
 			ids[keyOf(m.id)] = m.id
 		}
 	}
+	// The member cache is read for these kinds: their informers stay
+	// until the Work is gone.
+	kinds := sets.New[schema.GroupVersionKind]()
+	for _, id := range ids {
+		kinds.Insert(schema.GroupVersionKind{Group: id.Group, Version: id.Version, Kind: id.Kind})
+	}
+	if err := r.tracker.use(ctx, work.Name, kinds); err != nil {
+		return nil, err
+	}
 	o := ownerOf(work)
 	held := map[objectKey]bool{}
 	if mode == deleteCreated {
@@ -177,6 +186,9 @@ func (r *Reconciler) releaseAll(ctx context.Context, work *placementv1beta1.Work
 		g.Go(func() error {
 			d, err := r.release(gctx, work.Name, o, id, idMode)
 			if d != nil {
+				if d.cached {
+					r.deletions.add(work.Name, key)
+				}
 				mu.Lock()
 				defer mu.Unlock()
 				pending = append(pending, *d)
@@ -194,6 +206,8 @@ func (r *Reconciler) releaseAll(ctx context.Context, work *placementv1beta1.Work
 type deleting struct {
 	id         placementv1beta1.WorkResourceIdentifier
 	finalizers []string
+	// cached tells that the member cache showed the object.
+	cached bool
 }
 
 func (d deleting) String() string {
@@ -207,21 +221,53 @@ func (d deleting) String() string {
 	return s
 }
 
-// release lets go of one object. It is read from the API server: acting on
-// a stale copy could leave an owner reference behind (and the garbage
-// collector would then delete an object meant to be kept). An object this
-// placement does not manage is left alone; one it created and owns alone is
-// deleted in deleteCreated mode; any other is kept, without the placement's
-// owner reference and bookkeeping.
+// release lets go of one object. It decides on the member cache's copy and
+// writes with that copy's resourceVersion as a precondition: acting on a
+// stale copy could leave an owner reference behind (and the garbage
+// collector would then delete an object meant to be kept), so a write the
+// API server refuses as a conflict is decided again on a fresh read. An
+// object the cache does not hold is read from the API server (the cache may
+// not have seen it yet), unless the deleted Work it belonged to deleted it
+// after the cache had shown it: then the member has removed it. An object
+// this placement does not manage is left alone; one it created and owns
+// alone is deleted in deleteCreated mode; any other is kept, without the
+// placement's owner reference and bookkeeping.
 //
 // An object it deletes is returned as deleting until the member has
 // removed it: the Work waits for that.
 func (r *Reconciler) release(ctx context.Context, appliedWork string, o owner, id placementv1beta1.WorkResourceIdentifier, mode releaseMode) (*deleting, error) {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(schema.GroupVersionKind{Group: id.Group, Version: id.Version, Kind: id.Kind})
-	if err := r.Member.GetAPIReader().Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj); err != nil {
+	key := client.ObjectKey{Namespace: id.Namespace, Name: id.Name}
+	cached := true
+	err := r.Member.GetClient().Get(ctx, key, obj)
+	if apierrors.IsNotFound(err) {
+		if r.deletions.has(appliedWork, keyOf(id)) {
+			return nil, nil
+		}
+		cached = false
+		err = r.Member.GetAPIReader().Get(ctx, key, obj)
+	}
+	if err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
+	d, err := r.releaseObject(ctx, appliedWork, o, id, obj, mode)
+	if cached && apierrors.IsConflict(err) {
+		cached = false
+		if err := r.Member.GetAPIReader().Get(ctx, key, obj); err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		d, err = r.releaseObject(ctx, appliedWork, o, id, obj, mode)
+	}
+	if d != nil {
+		d.cached = cached
+	}
+	return d, err
+}
+
+// releaseObject lets go of obj as read, on the condition that it has not
+// changed since.
+func (r *Reconciler) releaseObject(ctx context.Context, appliedWork string, o owner, id placementv1beta1.WorkResourceIdentifier, obj *unstructured.Unstructured, mode releaseMode) (*deleting, error) {
 	var kept []metav1.OwnerReference
 	referenced := false
 	for _, ref := range obj.GetOwnerReferences() {
@@ -240,12 +286,16 @@ func (r *Reconciler) release(ctx context.Context, appliedWork string, o owner, i
 		if !obj.GetDeletionTimestamp().IsZero() {
 			return d, nil
 		}
-		err := c.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: ptr.To(obj.GetUID())})
+		err := c.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground),
+			client.Preconditions{UID: ptr.To(obj.GetUID()), ResourceVersion: ptr.To(obj.GetResourceVersion())})
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}
+		if err != nil {
+			return nil, err
+		}
 		// Whether it is gone already shows on the next round.
-		return d, err
+		return d, nil
 	}
 	patch := client.MergeFromWithOptions(obj.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	obj.SetOwnerReferences(kept)
@@ -346,6 +396,7 @@ func (r *Reconciler) cleanUp(ctx context.Context, work *placementv1beta1.Work) (
 	if err := r.Hub.Update(ctx, work); err != nil {
 		return ctrl.Result{}, err
 	}
+	r.deletions.forget(work.Name)
 	return ctrl.Result{}, r.tracker.forget(ctx, work.Name)
 }
 

@@ -46,8 +46,9 @@ type Reconciler struct {
 	MemberName string
 	Namespace  string
 
-	tracker *tracker
-	waiting waiting
+	tracker   *tracker
+	waiting   waiting
+	deletions deletions
 }
 
 // SetupWithManager registers the controller on the hub manager. Member-side
@@ -106,6 +107,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// was removed) leaves everything applied in place.
 		if apierrors.IsNotFound(err) {
 			r.waiting.remove(req.Name)
+			r.deletions.forget(req.Name)
 			return ctrl.Result{}, r.tracker.forget(ctx, req.Name)
 		}
 		return ctrl.Result{}, err

@@ -87,7 +87,7 @@ func parallelDo(n int, fn func(int) error) error {
 // and healthy, and leaves the simulated agents running.
 func (f *fleet) join(ctx context.Context, res *results) error {
 	fleetCfg := f.in("root:fleet")
-	c, err := client.New(fleetCfg, client.Options{Scheme: scheme})
+	c, err := client.NewWithWatch(fleetCfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return err
 	}
@@ -147,19 +147,23 @@ func (f *fleet) join(ctx context.Context, res *results) error {
 		go m.run(ctx, delay, f.opts.heartbeat)
 	}
 	logf("waiting for every member to join (first heartbeats spread over %s)", f.opts.heartbeatSpread)
-	err = wait.PollUntilContextTimeout(ctx, time.Second, f.opts.heartbeatSpread+10*time.Minute, true, func(ctx context.Context) (bool, error) {
-		list := &clusterv1beta1.MemberClusterList{}
-		if err := c.List(ctx, list); err != nil {
-			return false, nil
-		}
-		ready := 0
-		for _, mc := range list.Items {
-			if meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterJoined) &&
-				meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterHealthy) {
-				ready++
+	waitCtx, cancel := context.WithTimeout(ctx, f.opts.heartbeatSpread+10*time.Minute)
+	defer cancel()
+	ready := map[string]bool{}
+	joined := 0
+	err = watchUntil(waitCtx, c, &clusterv1beta1.MemberClusterList{}, func(obj client.Object, deleted bool) bool {
+		mc := obj.(*clusterv1beta1.MemberCluster)
+		now := !deleted && meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterJoined) &&
+			meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterHealthy)
+		if now != ready[mc.Name] {
+			ready[mc.Name] = now
+			if now {
+				joined++
+			} else {
+				joined--
 			}
 		}
-		return ready == f.opts.members, nil
+		return joined == f.opts.members
 	})
 	if err != nil {
 		return fmt.Errorf("members did not all join: %w", err)

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,16 +33,18 @@ type load struct {
 	// workspaces holds the placements, placementsPerWorkspace each;
 	// clients are the admin's clients of them.
 	workspaces []string
-	clients    []client.Client
+	clients    []client.WithWatch
 	placements int
+	// perWorkspace is how many placements each workspace holds.
+	perWorkspace int
 }
 
 // connect makes one admin client per workspace (each reads discovery
 // once); again after a restart, which gives the admin a new token.
 func (l *load) connect() error {
-	l.clients = make([]client.Client, len(l.workspaces))
+	l.clients = make([]client.WithWatch, len(l.workspaces))
 	return parallelDo(len(l.workspaces), func(i int) error {
-		c, err := client.New(l.f.in(l.workspaces[i]), client.Options{Scheme: scheme})
+		c, err := client.NewWithWatch(l.f.in(l.workspaces[i]), client.Options{Scheme: scheme})
 		l.clients[i] = c
 		return err
 	})
@@ -96,7 +99,7 @@ func (f *fleet) tenancy(ctx context.Context, h *framework.Hub, res *results) err
 // team workspace, each of its own namespace with a ConfigMap, and waits
 // until all are Available.
 func (f *fleet) newLoad(ctx context.Context, h *framework.Hub, prefix string, n, pick, perWorkspace int) (*load, time.Duration, error) {
-	l := &load{f: f, placements: n}
+	l := &load{f: f, placements: n, perWorkspace: perWorkspace}
 	start := time.Now()
 	workspaces := make([]string, (n+perWorkspace-1)/perWorkspace)
 	logf("creating %d team workspaces", len(workspaces))
@@ -144,21 +147,49 @@ func (f *fleet) newLoad(ctx context.Context, h *framework.Hub, prefix string, n,
 	return l, time.Since(start), nil
 }
 
-// waitAvailable waits until every placement of the load is Available at its
-// generation, logging progress.
+// waitAvailable waits, watching the placements of every workspace, until
+// each is Available at its generation, logging progress.
 func (l *load) waitAvailable(ctx context.Context, timeout time.Duration) error {
-	last := -1
-	return wait.PollUntilContextTimeout(ctx, 5*time.Second, timeout, true, func(ctx context.Context) (bool, error) {
-		available, err := l.available(ctx)
-		if err != nil {
-			return false, nil
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("not all %d placements Available within %s", l.placements, timeout))
+	defer cancel()
+	var available atomic.Int64
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		last := int64(-1)
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(5 * time.Second):
+			}
+			if n := available.Load(); n != last {
+				logf("%d of %d placements Available", n, l.placements)
+				last = n
+			}
 		}
-		if available != last {
-			logf("%d of %d placements Available", available, l.placements)
-			last = available
-		}
-		return available == l.placements, nil
-	})
+	}()
+	g, gctx := errgroup.WithContext(ctx)
+	for i := range l.workspaces {
+		want := min(l.perWorkspace, l.placements-i*l.perWorkspace)
+		g.Go(func() error {
+			ready, n := map[string]bool{}, 0
+			return watchUntil(gctx, l.clients[i], &placementv1beta1.ClusterResourcePlacementList{}, func(obj client.Object, deleted bool) bool {
+				crp := obj.(*placementv1beta1.ClusterResourcePlacement)
+				if now := !deleted && strings.HasPrefix(crp.Name, "load-") && isAvailable(crp); now != ready[crp.Name] {
+					ready[crp.Name] = now
+					delta := 1
+					if !now {
+						delta = -1
+					}
+					n += delta
+					available.Add(int64(delta))
+				}
+				return n == want
+			})
+		})
+	}
+	return g.Wait()
 }
 
 func (l *load) available(ctx context.Context) (int, error) {
