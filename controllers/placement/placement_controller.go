@@ -141,6 +141,12 @@ func (r *Reconciler) writeProgress(ctx context.Context, c client.Client, p place
 	if equality.Semantic.DeepEqual(*p.GetPlacementStatus(), status) {
 		return ctrl.Result{}, nil
 	}
+	from := p.GetResourceVersion()
+	if r.statusWrites.behind(key, from) {
+		// Its own status writes do not bring the placement back: look again
+		// once the cache has had time to show the last one.
+		return ctrl.Result{RequeueAfter: placements.ConflictRetry}, nil
+	}
 	if onlyProgress(p.GetPlacementStatus(), &status) {
 		if wait := r.statusWrites.wait(key, now); wait > 0 {
 			return ctrl.Result{RequeueAfter: wait}, nil
@@ -149,7 +155,7 @@ func (r *Reconciler) writeProgress(ctx context.Context, c client.Client, p place
 	if err := r.writeStatus(ctx, c, p, status); err != nil {
 		return placements.RetryConflict(err)
 	}
-	r.statusWrites.wrote(key, now)
+	r.statusWrites.wrote(key, now, from)
 	return ctrl.Result{}, nil
 }
 

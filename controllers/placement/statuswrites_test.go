@@ -43,7 +43,7 @@ func TestStatusWritesHoldBackProgress(t *testing.T) {
 	if w := s.wait("ws/web", now); w != 0 {
 		t.Fatalf("the first write waits %s", w)
 	}
-	s.wrote("ws/web", now)
+	s.wrote("ws/web", now, "7")
 	if w := s.wait("ws/web", now.Add(300*time.Millisecond)); w != 700*time.Millisecond {
 		t.Fatalf("a write 300ms later waits %s, want 700ms", w)
 	}
@@ -53,5 +53,22 @@ func TestStatusWritesHoldBackProgress(t *testing.T) {
 	s.forget("ws/web")
 	if w := s.wait("ws/web", now); w != 0 {
 		t.Fatalf("a forgotten placement waits %s", w)
+	}
+}
+
+func TestStatusWritesWaitForTheCacheToShowTheLastWrite(t *testing.T) {
+	var s statusWrites
+	if s.behind("ws/web", "7") {
+		t.Fatal("a placement never written is behind")
+	}
+	s.wrote("ws/web", time.Unix(100, 0), "7")
+	if !s.behind("ws/web", "7") {
+		t.Error("a cache that still has the version the write was made from is not behind")
+	}
+	if s.behind("ws/web", "8") {
+		t.Error("a cache that shows a newer version is behind")
+	}
+	if s.behind("ws/web", "7") {
+		t.Error("once the cache moved on, an older version read again (a relist) still holds writes back")
 	}
 }

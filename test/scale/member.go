@@ -78,17 +78,23 @@ func (m *member) run(ctx context.Context, delay, period time.Duration) {
 	}
 	go m.acknowledgeWork(ctx)
 	// Until the hub has set the member up (its InternalMemberCluster and
-	// the credential's rights), heartbeats are retried every second, as a
-	// syncer's failed reconciles are; then once a period.
+	// the credential's rights), heartbeats are retried as a syncer retries
+	// its failed reconciles: after a second, doubling up to ten; then once
+	// a period. (Retried every second, a thousand members waiting made a
+	// thousand requests a second that the hub setting them up had to
+	// serve first.)
+	retry := time.Second
 	for ctx.Err() == nil {
 		next := period
 		if err := m.heartbeat(ctx); err != nil {
-			next = time.Second
+			next, retry = retry, min(2*retry, 10*time.Second)
 			// Not found and forbidden until the hub has set the member up;
 			// refused while a restarted hub is down.
 			if ctx.Err() == nil && !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err) && !utilnet.IsConnectionRefused(err) {
 				logf("%s: heartbeat: %v", m.name, err)
 			}
+		} else {
+			retry = time.Second
 		}
 		select {
 		case <-ctx.Done():

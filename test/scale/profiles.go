@@ -63,7 +63,11 @@ func (p *profiler) fetch(ctx context.Context, file, query string) {
 	}
 	defer resp.Body.Close()
 	path := filepath.Join(p.dir, file)
-	out, err := os.Create(path)
+	err = os.MkdirAll(p.dir, 0o755)
+	var out *os.File
+	if err == nil {
+		out, err = os.Create(path)
+	}
 	if err == nil {
 		_, err = io.Copy(out, resp.Body)
 		err = errors.Join(err, out.Close())
