@@ -142,7 +142,7 @@ func (r *Reconciler) writeProgress(ctx context.Context, c client.Client, p place
 		return ctrl.Result{}, nil
 	}
 	from := p.GetResourceVersion()
-	if r.statusWrites.behind(key, from) {
+	if r.statusWrites.behind(key, from, now) {
 		// Its own status writes do not bring the placement back: look again
 		// once the cache has had time to show the last one.
 		return ctrl.Result{RequeueAfter: placements.ConflictRetry}, nil
@@ -155,7 +155,7 @@ func (r *Reconciler) writeProgress(ctx context.Context, c client.Client, p place
 	if err := r.writeStatus(ctx, c, p, status); err != nil {
 		return placements.RetryConflict(err)
 	}
-	r.statusWrites.wrote(key, now, from)
+	r.statusWrites.wrote(key, now, from, p.GetResourceVersion())
 	return ctrl.Result{}, nil
 }
 

@@ -36,15 +36,26 @@ func (s *statusWrites) wait(key string, now time.Time) time.Duration {
 	return 0
 }
 
+// maxBehind bounds how long status writes wait for the cache to show the
+// last one: a cache that never does (its watch stuck) must not freeze the
+// placement's status.
+const maxBehind = 5 * time.Second
+
 // wrote records a status write of placement key made from resource
-// version from.
-func (s *statusWrites) wrote(key string, now time.Time, from string) {
+// version from that made it to. A write that changed nothing keeps the
+// version: the cache will show no newer one to wait for.
+func (s *statusWrites) wrote(key string, now time.Time, from, to string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.last == nil {
 		s.last, s.from = map[string]time.Time{}, map[string]string{}
 	}
-	s.last[key], s.from[key] = now, from
+	s.last[key] = now
+	if from != to {
+		s.from[key] = from
+	} else {
+		delete(s.from, key)
+	}
 }
 
 // behind tells whether the cache, which has placement key at resource
@@ -53,14 +64,15 @@ func (s *statusWrites) wrote(key string, now time.Time, from string) {
 // old version and conflict — on a loaded hub, forty conflicts per placement
 // of 100 clusters, each a 150 KB request the API server decodes and checks
 // against etcd before refusing it.
-func (s *statusWrites) behind(key, rv string) bool {
+func (s *statusWrites) behind(key, rv string, now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	from, ok := s.from[key]
-	if ok && from != rv {
+	if ok && (from != rv || now.Sub(s.last[key]) > maxBehind) {
 		delete(s.from, key)
+		return false
 	}
-	return ok && from == rv
+	return ok
 }
 
 func (s *statusWrites) forget(key string) {

@@ -43,7 +43,7 @@ func TestStatusWritesHoldBackProgress(t *testing.T) {
 	if w := s.wait("ws/web", now); w != 0 {
 		t.Fatalf("the first write waits %s", w)
 	}
-	s.wrote("ws/web", now, "7")
+	s.wrote("ws/web", now, "7", "8")
 	if w := s.wait("ws/web", now.Add(300*time.Millisecond)); w != 700*time.Millisecond {
 		t.Fatalf("a write 300ms later waits %s, want 700ms", w)
 	}
@@ -58,17 +58,26 @@ func TestStatusWritesHoldBackProgress(t *testing.T) {
 
 func TestStatusWritesWaitForTheCacheToShowTheLastWrite(t *testing.T) {
 	var s statusWrites
-	if s.behind("ws/web", "7") {
+	now := time.Unix(100, 0)
+	if s.behind("ws/web", "7", now) {
 		t.Fatal("a placement never written is behind")
 	}
-	s.wrote("ws/web", time.Unix(100, 0), "7")
-	if !s.behind("ws/web", "7") {
+	s.wrote("ws/web", now, "7", "8")
+	if !s.behind("ws/web", "7", now.Add(time.Second)) {
 		t.Error("a cache that still has the version the write was made from is not behind")
 	}
-	if s.behind("ws/web", "8") {
+	if s.behind("ws/web", "8", now.Add(time.Second)) {
 		t.Error("a cache that shows a newer version is behind")
 	}
-	if s.behind("ws/web", "7") {
+	if s.behind("ws/web", "7", now.Add(time.Second)) {
 		t.Error("once the cache moved on, an older version read again (a relist) still holds writes back")
+	}
+	s.wrote("ws/web", now, "8", "8")
+	if s.behind("ws/web", "8", now.Add(time.Second)) {
+		t.Error("a write that changed nothing (same version) waits for a version that never comes")
+	}
+	s.wrote("ws/web", now, "8", "9")
+	if s.behind("ws/web", "8", now.Add(maxBehind+time.Second)) {
+		t.Error("a cache that never shows the write holds the status back for good")
 	}
 }

@@ -90,12 +90,9 @@ func Run(ctx context.Context, opts Options) error {
 	log := ctrl.LoggerFrom(ctx).WithValues("member", opts.MemberName)
 
 	// Nothing the syncer does reads managed fields: its caches keep none.
-	// The objects it places are read from the informers it watches them
-	// with (workapplier's tracker); writes carry the resourceVersion read.
 	member, err := cluster.New(opts.Member, func(o *cluster.Options) {
 		o.Scheme = scheme
 		o.Cache.DefaultTransform = cache.TransformStripManagedFields()
-		o.Client.Cache = &client.CacheOptions{Unstructured: true}
 	})
 	if err != nil {
 		return fmt.Errorf("connecting to the member cluster: %w", err)

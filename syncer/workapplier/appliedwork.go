@@ -101,7 +101,7 @@ func (r *Reconciler) removeStale(ctx context.Context, work *placementv1beta1.Wor
 		if moved[key] {
 			mode = handOver
 		}
-		if _, err := r.release(ctx, aw.Name, o, res.WorkResourceIdentifier, mode); err != nil {
+		if _, err := r.release(ctx, work, o, res.WorkResourceIdentifier, mode); err != nil {
 			return err
 		}
 	}
@@ -184,10 +184,10 @@ func (r *Reconciler) releaseAll(ctx context.Context, work *placementv1beta1.Work
 			idMode = handOver
 		}
 		g.Go(func() error {
-			d, err := r.release(gctx, work.Name, o, id, idMode)
+			d, err := r.release(gctx, work, o, id, idMode)
 			if d != nil {
 				if d.cached {
-					r.deletions.add(work.Name, key)
+					r.deletions.add(work, key)
 				}
 				mu.Lock()
 				defer mu.Unlock()
@@ -225,39 +225,44 @@ func (d deleting) String() string {
 // writes with that copy's resourceVersion as a precondition: acting on a
 // stale copy could leave an owner reference behind (and the garbage
 // collector would then delete an object meant to be kept), so a write the
-// API server refuses as a conflict is decided again on a fresh read. An
-// object the cache does not hold is read from the API server (the cache may
-// not have seen it yet), unless the deleted Work it belonged to deleted it
-// after the cache had shown it: then the member has removed it. An object
-// this placement does not manage is left alone; one it created and owns
-// alone is deleted in deleteCreated mode; any other is kept, without the
-// placement's owner reference and bookkeeping.
+// API server refuses as a conflict is decided again on a fresh read, and so
+// is a copy that does not look like this placement's (nothing written would
+// catch it being stale). An object the cache does not hold is read from the
+// API server (the cache may not have seen it yet), unless work, deleted,
+// deleted it after the cache had shown it: then the member has removed it.
+// An object this placement does not manage is left alone; one it created
+// and owns alone is deleted in deleteCreated mode; any other is kept,
+// without the placement's owner reference and bookkeeping.
 //
 // An object it deletes is returned as deleting until the member has
 // removed it: the Work waits for that.
-func (r *Reconciler) release(ctx context.Context, appliedWork string, o owner, id placementv1beta1.WorkResourceIdentifier, mode releaseMode) (*deleting, error) {
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(schema.GroupVersionKind{Group: id.Group, Version: id.Version, Kind: id.Kind})
+func (r *Reconciler) release(ctx context.Context, work *placementv1beta1.Work, o owner, id placementv1beta1.WorkResourceIdentifier, mode releaseMode) (*deleting, error) {
+	gvk := schema.GroupVersionKind{Group: id.Group, Version: id.Version, Kind: id.Kind}
 	key := client.ObjectKey{Namespace: id.Namespace, Name: id.Name}
-	cached := true
-	err := r.Member.GetClient().Get(ctx, key, obj)
-	if apierrors.IsNotFound(err) {
-		if r.deletions.has(appliedWork, keyOf(id)) {
-			return nil, nil
-		}
+	reader := r.reader()
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	cached, synced, err := reader.cached(ctx, key, obj)
+	switch {
+	case err != nil:
+		return nil, err
+	case synced && !cached && r.deletions.has(work, keyOf(id)):
+		return nil, nil
+	case cached && !placedBy(obj, o, work.Name):
 		cached = false
-		err = r.Member.GetAPIReader().Get(ctx, key, obj)
 	}
-	if err != nil {
-		return nil, client.IgnoreNotFound(err)
+	if !cached {
+		if obj, err = reader.fresh(ctx, gvk, key); obj == nil || err != nil {
+			return nil, err
+		}
 	}
-	d, err := r.releaseObject(ctx, appliedWork, o, id, obj, mode)
+	d, err := r.releaseObject(ctx, work.Name, o, id, obj, mode)
 	if cached && apierrors.IsConflict(err) {
 		cached = false
-		if err := r.Member.GetAPIReader().Get(ctx, key, obj); err != nil {
-			return nil, client.IgnoreNotFound(err)
+		if obj, err = reader.fresh(ctx, gvk, key); obj == nil || err != nil {
+			return nil, err
 		}
-		d, err = r.releaseObject(ctx, appliedWork, o, id, obj, mode)
+		d, err = r.releaseObject(ctx, work.Name, o, id, obj, mode)
 	}
 	if d != nil {
 		d.cached = cached
@@ -265,20 +270,28 @@ func (r *Reconciler) release(ctx context.Context, appliedWork string, o owner, i
 	return d, err
 }
 
+// placedBy tells whether obj is the placement's, or its Work's: only then
+// does releasing it write anything.
+func placedBy(obj *unstructured.Unstructured, o owner, appliedWork string) bool {
+	if o.manages(obj) {
+		return true
+	}
+	return slices.ContainsFunc(obj.GetOwnerReferences(), func(ref metav1.OwnerReference) bool {
+		return isAppliedWork(ref) && ref.Name == appliedWork
+	})
+}
+
 // releaseObject lets go of obj as read, on the condition that it has not
 // changed since.
 func (r *Reconciler) releaseObject(ctx context.Context, appliedWork string, o owner, id placementv1beta1.WorkResourceIdentifier, obj *unstructured.Unstructured, mode releaseMode) (*deleting, error) {
-	var kept []metav1.OwnerReference
-	referenced := false
-	for _, ref := range obj.GetOwnerReferences() {
-		if isAppliedWork(ref) && ref.Name == appliedWork {
-			referenced = true
-			continue
-		}
-		kept = append(kept, ref)
-	}
-	if !o.manages(obj) && !referenced {
+	if !placedBy(obj, o, appliedWork) {
 		return nil, nil
+	}
+	var kept []metav1.OwnerReference
+	for _, ref := range obj.GetOwnerReferences() {
+		if !isAppliedWork(ref) || ref.Name != appliedWork {
+			kept = append(kept, ref)
+		}
 	}
 	c := r.Member.GetClient()
 	if mode == deleteCreated && o.createdBy(obj) && len(kept) == 0 {
@@ -412,12 +425,11 @@ const maxListedDeleting = 10
 // objects are. The objects' kinds are watched, so their removal brings the
 // Work back; the Work's Removed condition names what is left.
 func (r *Reconciler) waitForDeletion(ctx context.Context, work *placementv1beta1.Work, pending []deleting) (ctrl.Result, error) {
+	// The kinds are in use since releaseAll: an informer stopped now would
+	// list its kind all over again on the next round.
 	kinds := sets.New[schema.GroupVersionKind]()
 	for _, d := range pending {
 		kinds.Insert(schema.GroupVersionKind{Group: d.id.Group, Version: d.id.Version, Kind: d.id.Kind})
-	}
-	if err := r.tracker.use(ctx, work.Name, kinds); err != nil {
-		return ctrl.Result{}, err
 	}
 	for gvk := range kinds {
 		if err := r.tracker.track(ctx, gvk); err != nil {

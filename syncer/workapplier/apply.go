@@ -38,9 +38,12 @@ func hashOf(raw []byte) string {
 
 // applier writes one Work's manifests to the member cluster.
 type applier struct {
+	// member writes to the member cluster.
 	member client.Client
-	// direct reads the member's API server, bypassing the cache, where a
-	// stale read could let a placement into what is not its own.
+	// reader reads what the placement places; direct reads the member's
+	// API server, bypassing the cache, where a stale read could let a
+	// placement into what is not its own.
+	reader memberReader
 	direct client.Reader
 	// appliedWork is the owner reference every object this placement
 	// creates carries, so that the member's garbage collector follows it.
@@ -206,7 +209,7 @@ func (a *applier) write(ctx context.Context, m *manifest, live *unstructured.Uns
 		if modified, err := withLastApplied(desired); err != nil || len(modified) > maxLastAppliedSize {
 			dropLastApplied(desired)
 		}
-		return a.serverSideApply(ctx, desired, force)
+		return a.serverSideApply(ctx, desired, live, force)
 	}
 	return a.clientSideApply(ctx, desired, live)
 }
@@ -222,18 +225,13 @@ func (a *applier) failure(m *manifest, err error) (string, string) {
 }
 
 // get reads the live object, from the API server when the cache is known
-// to be behind (after a lost race).
+// to be behind (after a lost race) or does not have it.
 func (a *applier) get(ctx context.Context, obj *unstructured.Unstructured, direct bool) (*unstructured.Unstructured, error) {
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(obj.GroupVersionKind())
-	var reader client.Reader = a.member
+	key := client.ObjectKeyFromObject(obj)
 	if direct {
-		reader = a.direct
+		return a.reader.fresh(ctx, obj.GroupVersionKind(), key)
 	}
-	err := reader.Get(ctx, client.ObjectKeyFromObject(obj), live)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
+	live, _, err := a.reader.get(ctx, obj.GroupVersionKind(), key)
 	return live, err
 }
 
@@ -332,9 +330,15 @@ func (a *applier) desired(m *manifest, live *unstructured.Unstructured) *unstruc
 	return d
 }
 
-func (a *applier) serverSideApply(ctx context.Context, desired *unstructured.Unstructured, force bool) (*unstructured.Unstructured, error) {
+func (a *applier) serverSideApply(ctx context.Context, desired, live *unstructured.Unstructured, force bool) (*unstructured.Unstructured, error) {
 	desired = desired.DeepCopy()
 	desired.SetManagedFields(nil)
+	if live != nil {
+		// Applied over the object as read: if it changed since (a stale
+		// cache, or another owner's object of the same name), the apply
+		// conflicts and the object is judged again.
+		desired.SetResourceVersion(live.GetResourceVersion())
+	}
 	opts := []client.PatchOption{client.FieldOwner(a.owner.manager)}
 	if force {
 		opts = append(opts, client.ForceOwnership)
@@ -358,7 +362,7 @@ func (a *applier) clientSideApply(ctx context.Context, desired, live *unstructur
 	if len(modified) > maxLastAppliedSize {
 		// Too big for an annotation: server-side apply owns the fields instead.
 		dropLastApplied(desired)
-		return a.serverSideApply(ctx, desired, live != nil && a.owner.manages(live))
+		return a.serverSideApply(ctx, desired, live, live != nil && a.owner.manages(live))
 	}
 	if live == nil {
 		// Create fails if the object appeared meanwhile; it is then judged

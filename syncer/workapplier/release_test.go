@@ -2,7 +2,6 @@ package workapplier
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -10,39 +9,56 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllertest"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 )
 
-// memberWithCache is a member cluster whose cache (reads of GetClient) can
-// be behind its API server (GetAPIReader, and every write).
+// memberWithCache is a member cluster whose cache can be behind its API
+// server (GetAPIReader, and every write), or not synced yet.
 type memberWithCache struct {
 	cluster.Cluster
-	cache client.Reader
-	api   client.Client
+	cache    client.Reader
+	unsynced bool
+	api      client.Client
 	// apiReads counts the reads that went to the API server.
 	apiReads int
 }
 
-type cachedClient struct {
-	client.Client
-	cache client.Reader
+type fakeCache struct {
+	cache.Cache
+	m *memberWithCache
 }
 
-func (c cachedClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	return c.cache.Get(ctx, key, obj, opts...)
+func (c fakeCache) GetInformer(context.Context, client.Object, ...cache.InformerGetOption) (cache.Informer, error) {
+	return &controllertest.FakeInformer{Synced: !c.m.unsynced}, nil
 }
 
-func (m *memberWithCache) GetClient() client.Client {
-	return cachedClient{Client: m.api, cache: m.cache}
+func (c fakeCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return c.m.cache.Get(ctx, key, obj, opts...)
 }
+
+func (m *memberWithCache) GetCache() cache.Cache { return fakeCache{m: m} }
+
+func (m *memberWithCache) GetClient() client.Client { return m.api }
 
 func (m *memberWithCache) GetAPIReader() client.Reader {
-	m.apiReads++
-	return m.api
+	return countingReader{m}
+}
+
+type countingReader struct{ m *memberWithCache }
+
+func (r countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	r.m.apiReads++
+	return r.m.api.Get(ctx, key, obj, opts...)
+}
+
+func (r countingReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return r.m.api.List(ctx, list, opts...)
 }
 
 func placedConfigMap(o owner, resourceVersion string, otherOwners ...metav1.OwnerReference) *unstructured.Unstructured {
@@ -57,12 +73,18 @@ func placedConfigMap(o owner, resourceVersion string, otherOwners ...metav1.Owne
 
 var settingsID = placementv1beta1.WorkResourceIdentifier{Version: "v1", Kind: "ConfigMap", Resource: "configmaps", Namespace: "app", Name: "settings"}
 
+var deletedWork = &placementv1beta1.Work{ObjectMeta: metav1.ObjectMeta{Name: "w", UID: "w-1"}}
+
 func TestReleaseDecidesOnTheCacheAndAgainOnAConflict(t *testing.T) {
 	o := ownerOf(teamWork(""))
 	other := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "d"}
+	unplaced := placedConfigMap(o, "5")
+	unplaced.SetAnnotations(nil)
+	unplaced.SetOwnerReferences(nil)
 	tests := []struct {
 		name        string
 		cached, api *unstructured.Unstructured
+		unsynced    bool
 		wantGone    bool
 		wantPending bool
 		wantOwners  []metav1.OwnerReference
@@ -78,8 +100,17 @@ func TestReleaseDecidesOnTheCacheAndAgainOnAConflict(t *testing.T) {
 		cached: placedConfigMap(o, "5"), api: placedConfigMap(o, "6", other),
 		wantOwners: []metav1.OwnerReference{other}, wantReads: 1,
 	}, {
+		// Acting on a copy that is not ours writes nothing that a stale
+		// copy would fail: it is read again.
+		name:   "the cache shows a copy that is not the placement's: read from the API server",
+		cached: unplaced, api: placedConfigMap(o, "6"), wantGone: true, wantPending: true, wantReads: 1,
+	}, {
 		name: "the cache has not seen it yet: read from the API server and deleted",
 		api:  placedConfigMap(o, "5"), wantGone: true, wantPending: true, wantReads: 1,
+	}, {
+		name:   "the cache has not synced: read from the API server",
+		cached: placedConfigMap(o, "5"), unsynced: true, api: placedConfigMap(o, "5"),
+		wantGone: true, wantPending: true, wantReads: 1,
 	}, {
 		name:   "shared with another owner: kept, released",
 		cached: placedConfigMap(o, "5", other), api: placedConfigMap(o, "5", other),
@@ -87,13 +118,13 @@ func TestReleaseDecidesOnTheCacheAndAgainOnAConflict(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cache := fake.NewClientBuilder()
+			cached := fake.NewClientBuilder()
 			if tt.cached != nil {
-				cache = cache.WithObjects(tt.cached)
+				cached = cached.WithObjects(tt.cached)
 			}
-			member := &memberWithCache{cache: cache.Build(), api: fake.NewClientBuilder().WithObjects(tt.api).Build()}
+			member := &memberWithCache{cache: cached.Build(), unsynced: tt.unsynced, api: fake.NewClientBuilder().WithObjects(tt.api).Build()}
 			r := &Reconciler{Member: member}
-			d, err := r.release(context.Background(), "w", o, settingsID, deleteCreated)
+			d, err := r.release(context.Background(), deletedWork, o, settingsID, deleteCreated)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,32 +156,44 @@ func TestReleaseDecidesOnTheCacheAndAgainOnAConflict(t *testing.T) {
 	}
 }
 
-// failingReader fails every read: the API server must not be asked.
-type failingReader struct{ client.Client }
-
-func (failingReader) Get(context.Context, client.ObjectKey, client.Object, ...client.GetOption) error {
-	return errors.New("read from the API server")
-}
-
 func TestReleaseTrustsTheCacheForWhatTheDeletedWorkDeleted(t *testing.T) {
 	o := ownerOf(teamWork(""))
 	deleting := placedConfigMap(o, "5")
 	deleting.SetDeletionTimestamp(ptr.To(metav1.Now()))
 	deleting.SetFinalizers([]string{"example.com/hold"})
-	member := &memberWithCache{cache: fake.NewClientBuilder().WithObjects(deleting).Build(), api: failingReader{}}
+	member := &memberWithCache{cache: fake.NewClientBuilder().WithObjects(deleting).Build(), api: fake.NewClientBuilder().WithObjects(deleting).Build()}
 	r := &Reconciler{Member: member}
 
-	d, err := r.release(context.Background(), "w", o, settingsID, deleteCreated)
-	if err != nil || d == nil || !d.cached || len(d.finalizers) != 1 {
-		t.Fatalf("an object being deleted is pending, from the cache: %+v, %v", d, err)
+	d, err := r.release(context.Background(), deletedWork, o, settingsID, deleteCreated)
+	if err != nil || d == nil || !d.cached || len(d.finalizers) != 1 || member.apiReads != 0 {
+		t.Fatalf("an object being deleted is pending, from the cache: %+v, %v, %d reads from the API server", d, err, member.apiReads)
 	}
-	r.deletions.add("w", keyOf(settingsID))
+	r.deletions.add(deletedWork, keyOf(settingsID))
 	member.cache = fake.NewClientBuilder().Build()
-	if d, err := r.release(context.Background(), "w", o, settingsID, deleteCreated); err != nil || d != nil {
-		t.Errorf("once the cache no longer has it, it is gone: %+v, %v", d, err)
+	if d, err := r.release(context.Background(), deletedWork, o, settingsID, deleteCreated); err != nil || d != nil || member.apiReads != 0 {
+		t.Errorf("once the cache no longer has it, it is gone: %+v, %v, %d reads from the API server", d, err, member.apiReads)
+	}
+	sameName := deletedWork.DeepCopy()
+	sameName.UID = "w-2"
+	if d, _ := r.release(context.Background(), sameName, o, settingsID, deleteCreated); d == nil || member.apiReads != 1 {
+		t.Errorf("a later Work of the same name trusts the first one's deletions: %+v, %d reads from the API server", d, member.apiReads)
 	}
 	r.deletions.forget("w")
-	if _, err := r.release(context.Background(), "w", o, settingsID, deleteCreated); err == nil {
-		t.Error("an object this Work did not see deleted is read from the API server when the cache misses it")
+	if d, _ := r.release(context.Background(), deletedWork, o, settingsID, deleteCreated); d == nil || member.apiReads != 2 {
+		t.Errorf("an object the Work did not see deleted is read from the API server when the cache misses it: %+v, %d reads", d, member.apiReads)
+	}
+}
+
+func TestMemberReaderReadsWhatTheCacheMissesFromTheAPIServer(t *testing.T) {
+	o := ownerOf(teamWork(""))
+	member := &memberWithCache{cache: fake.NewClientBuilder().Build(), api: fake.NewClientBuilder().WithObjects(placedConfigMap(o, "5")).Build()}
+	r := &Reconciler{Member: member}
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	live, fromCache, err := r.reader().get(context.Background(), gvk, client.ObjectKey{Namespace: "app", Name: "settings"})
+	if err != nil || live == nil || fromCache {
+		t.Fatalf("an object the cache has not seen is read from the API server (never created over): %v, from cache %v, %v", live, fromCache, err)
+	}
+	if live, _, err := r.reader().get(context.Background(), gvk, client.ObjectKey{Namespace: "app", Name: "missing"}); live != nil || err != nil {
+		t.Errorf("a missing object is nil: %v, %v", live, err)
 	}
 }

@@ -148,7 +148,7 @@ func (r *Reconciler) apply(ctx context.Context, work *placementv1beta1.Work, man
 		return err
 	}
 	o := ownerOf(work)
-	a := &applier{member: r.Member.GetClient(), direct: r.Member.GetAPIReader(), appliedWork: ownerRef(aw), owner: o, strategy: strategyOf(work)}
+	a := &applier{member: r.Member.GetClient(), reader: r.reader(), direct: r.Member.GetAPIReader(), appliedWork: ownerRef(aw), owner: o, strategy: strategyOf(work)}
 	for _, wave := range inWaves(manifests) {
 		if err := r.applyWave(ctx, a, wave); err != nil {
 			return err
@@ -211,6 +211,10 @@ func (r *Reconciler) applyWave(ctx context.Context, a *applier, wave []*manifest
 		})
 	}
 	return g.Wait()
+}
+
+func (r *Reconciler) reader() memberReader {
+	return memberReader{cache: r.Member.GetCache(), direct: r.Member.GetAPIReader()}
 }
 
 // joined tells whether the hub currently wants this member in the fleet.

@@ -1,0 +1,60 @@
+package workapplier
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// memberReader reads the objects the syncer places: from the member cache,
+// which the tracker's watches of the placed kinds fill, once a kind's
+// informer has synced; from the API server otherwise. A cache miss is read
+// from the API server too, as the cache may not have seen the object yet:
+// a placement must never create over, and so take over, an object it did
+// not see. Objects read from the cache are written with their
+// resourceVersion as a precondition, so that a stale copy is refused.
+type memberReader struct {
+	cache  cache.Cache
+	direct client.Reader
+}
+
+// cached reads obj from the cache. synced tells whether the cache could
+// answer at all: found is meaningful only then.
+func (m memberReader) cached(ctx context.Context, key client.ObjectKey, obj *unstructured.Unstructured) (found, synced bool, err error) {
+	informer, err := m.cache.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
+	if err != nil || !informer.HasSynced() {
+		return false, false, err
+	}
+	err = m.cache.Get(ctx, key, obj)
+	if apierrors.IsNotFound(err) {
+		return false, true, nil
+	}
+	return err == nil, err == nil, err
+}
+
+// fresh reads the object from the API server; nil if it does not exist.
+func (m memberReader) fresh(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey) (*unstructured.Unstructured, error) {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	if err := m.direct.Get(ctx, key, obj); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	return obj, nil
+}
+
+// get reads the object from the cache if it has it, else from the API
+// server; nil if it does not exist. fromCache tells where it came from.
+func (m memberReader) get(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey) (obj *unstructured.Unstructured, fromCache bool, err error) {
+	obj = &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	found, _, err := m.cached(ctx, key, obj)
+	if err != nil || found {
+		return obj, found, err
+	}
+	obj, err = m.fresh(ctx, gvk, key)
+	return obj, false, err
+}
