@@ -237,37 +237,34 @@ func (d deleting) String() string {
 // An object it deletes is returned as deleting until the member has
 // removed it: the Work waits for that.
 func (r *Reconciler) release(ctx context.Context, work *placementv1beta1.Work, o owner, id placementv1beta1.WorkResourceIdentifier, mode releaseMode) (*deleting, error) {
-	gvk := schema.GroupVersionKind{Group: id.Group, Version: id.Version, Kind: id.Kind}
-	key := client.ObjectKey{Namespace: id.Namespace, Name: id.Name}
-	reader := r.reader()
 	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(gvk)
-	cached, synced, err := reader.cached(ctx, key, obj)
+	obj.SetGroupVersionKind(schema.GroupVersionKind{Group: id.Group, Version: id.Version, Kind: id.Kind})
+	cached, synced, err := r.reader().cached(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj)
 	switch {
 	case err != nil:
 		return nil, err
 	case synced && !cached && r.deletions.has(work, keyOf(id)):
 		return nil, nil
-	case cached && !placedBy(obj, o, work.Name):
-		cached = false
-	}
-	if !cached {
-		if obj, err = reader.fresh(ctx, gvk, key); obj == nil || err != nil {
-			return nil, err
-		}
+	case !cached || !placedBy(obj, o, work.Name):
+		return r.releaseFresh(ctx, work, o, id, mode)
 	}
 	d, err := r.releaseObject(ctx, work.Name, o, id, obj, mode)
-	if cached && apierrors.IsConflict(err) {
-		cached = false
-		if obj, err = reader.fresh(ctx, gvk, key); obj == nil || err != nil {
-			return nil, err
-		}
-		d, err = r.releaseObject(ctx, work.Name, o, id, obj, mode)
+	if apierrors.IsConflict(err) {
+		return r.releaseFresh(ctx, work, o, id, mode)
 	}
 	if d != nil {
-		d.cached = cached
+		d.cached = true
 	}
 	return d, err
+}
+
+// releaseFresh lets go of the object as the API server has it.
+func (r *Reconciler) releaseFresh(ctx context.Context, work *placementv1beta1.Work, o owner, id placementv1beta1.WorkResourceIdentifier, mode releaseMode) (*deleting, error) {
+	obj, err := r.reader().fresh(ctx, schema.GroupVersionKind{Group: id.Group, Version: id.Version, Kind: id.Kind}, client.ObjectKey{Namespace: id.Namespace, Name: id.Name})
+	if obj == nil || err != nil {
+		return nil, err
+	}
+	return r.releaseObject(ctx, work.Name, o, id, obj, mode)
 }
 
 // placedBy tells whether obj is the placement's, or its Work's: only then

@@ -40,11 +40,10 @@ func hashOf(raw []byte) string {
 type applier struct {
 	// member writes to the member cluster.
 	member client.Client
-	// reader reads what the placement places; direct reads the member's
-	// API server, bypassing the cache, where a stale read could let a
-	// placement into what is not its own.
+	// reader reads what the placement places, from the cache or, where a
+	// stale read could let a placement into what is not its own, from the
+	// member's API server.
 	reader memberReader
-	direct client.Reader
 	// appliedWork is the owner reference every object this placement
 	// creates carries, so that the member's garbage collector follows it.
 	appliedWork metav1.OwnerReference
@@ -184,13 +183,8 @@ func (a *applier) namespaceAllowed(ctx context.Context, name string) (string, st
 }
 
 func (a *applier) readNamespace(ctx context.Context, name string) (string, string, bool) {
-	ns := &unstructured.Unstructured{}
-	ns.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"})
-	err := a.direct.Get(ctx, client.ObjectKey{Name: name}, ns)
-	switch {
-	case apierrors.IsNotFound(err):
-		return a.owner.mayUseNamespace(name, nil)
-	case err != nil:
+	ns, err := a.reader.fresh(ctx, schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, client.ObjectKey{Name: name})
+	if err != nil {
 		return placementv1beta1.ApplyResultFailedToFindObjInMemberCluster, fmt.Sprintf("reading namespace %s from the member cluster: %v", name, err), false
 	}
 	return a.owner.mayUseNamespace(name, ns)
@@ -231,8 +225,7 @@ func (a *applier) get(ctx context.Context, obj *unstructured.Unstructured, direc
 	if direct {
 		return a.reader.fresh(ctx, obj.GroupVersionKind(), key)
 	}
-	live, _, err := a.reader.get(ctx, obj.GroupVersionKind(), key)
-	return live, err
+	return a.reader.get(ctx, obj.GroupVersionKind(), key)
 }
 
 // mayManage applies the ownership and takeover rules to an object that

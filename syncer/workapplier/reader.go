@@ -47,14 +47,13 @@ func (m memberReader) fresh(ctx context.Context, gvk schema.GroupVersionKind, ke
 }
 
 // get reads the object from the cache if it has it, else from the API
-// server; nil if it does not exist. fromCache tells where it came from.
-func (m memberReader) get(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey) (obj *unstructured.Unstructured, fromCache bool, err error) {
-	obj = &unstructured.Unstructured{}
+// server; nil if it does not exist.
+func (m memberReader) get(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey) (*unstructured.Unstructured, error) {
+	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(gvk)
 	found, _, err := m.cached(ctx, key, obj)
 	if err != nil || found {
-		return obj, found, err
+		return obj, err
 	}
-	obj, err = m.fresh(ctx, gvk, key)
-	return obj, false, err
+	return m.fresh(ctx, gvk, key)
 }

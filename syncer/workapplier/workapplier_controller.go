@@ -148,7 +148,7 @@ func (r *Reconciler) apply(ctx context.Context, work *placementv1beta1.Work, man
 		return err
 	}
 	o := ownerOf(work)
-	a := &applier{member: r.Member.GetClient(), reader: r.reader(), direct: r.Member.GetAPIReader(), appliedWork: ownerRef(aw), owner: o, strategy: strategyOf(work)}
+	a := &applier{member: r.Member.GetClient(), reader: r.reader(), appliedWork: ownerRef(aw), owner: o, strategy: strategyOf(work)}
 	for _, wave := range inWaves(manifests) {
 		if err := r.applyWave(ctx, a, wave); err != nil {
 			return err
