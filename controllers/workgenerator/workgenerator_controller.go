@@ -216,6 +216,12 @@ func (r *Reconciler) cleanUp(ctx context.Context, c client.Client, direct client
 				return err
 			}
 		}
+		if !works[i].DeletionTimestamp.IsZero() {
+			// Deleted already; it goes once the member let go of what it
+			// placed, and each of its updates until then brings the
+			// binding back here.
+			continue
+		}
 		if err := client.IgnoreNotFound(r.Fleet.Delete(ctx, &works[i])); err != nil {
 			return fmt.Errorf("deleting Work %s/%s: %w", works[i].Namespace, works[i].Name, err)
 		}
