@@ -146,14 +146,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 // back status is written by the reconcile it asks for.
 func (r *Reconciler) writeProgress(ctx context.Context, c client.Client, p placementv1beta1.PlacementObj, status placementv1beta1.PlacementStatus,
 	key string, now time.Time) (ctrl.Result, error) {
-	if equality.Semantic.DeepEqual(*p.GetPlacementStatus(), status) {
-		return ctrl.Result{}, nil
-	}
 	from := p.GetResourceVersion()
+	// Before comparing: a cached status from before the last write may equal
+	// what is wanted now while the write put something else in its place.
 	if r.statusWrites.behind(key, from, now) {
 		// Its own status writes do not bring the placement back: look again
 		// once the cache has had time to show the last one.
 		return ctrl.Result{RequeueAfter: placements.ConflictRetry}, nil
+	}
+	if equality.Semantic.DeepEqual(*p.GetPlacementStatus(), status) {
+		return ctrl.Result{}, nil
 	}
 	if onlyProgress(p.GetPlacementStatus(), &status) {
 		if wait := r.statusWrites.wait(key, now); wait > 0 {

@@ -1,12 +1,14 @@
 package placement
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/controllers/common/placements"
 )
 
 func TestOnlyProgress(t *testing.T) {
@@ -79,5 +81,23 @@ func TestStatusWritesWaitForTheCacheToShowTheLastWrite(t *testing.T) {
 	s.wrote("ws/web", now, "8", "9")
 	if s.behind("ws/web", "8", now.Add(maxBehind+time.Second)) {
 		t.Error("a cache that never shows the write holds the status back for good")
+	}
+}
+
+// A cached status from before the last write is not taken for the current
+// one, even when it equals the status wanted now (the write replaced it).
+func TestWriteProgressWaitsForTheCacheBeforeComparing(t *testing.T) {
+	r := &Reconciler{}
+	now := time.Unix(100, 0)
+	r.statusWrites.wrote("ws/web", now, "7", "8")
+	p := &placementv1beta1.ClusterResourcePlacement{ObjectMeta: metav1.ObjectMeta{Name: "web", ResourceVersion: "7"}}
+	// Not written (no client): the cache still shows version 7.
+	res, err := r.writeProgress(context.Background(), nil, p, p.Status, "ws/web", now.Add(10*time.Millisecond))
+	if err != nil || res.RequeueAfter != placements.ConflictRetry {
+		t.Fatalf("writeProgress over a cache behind its last write = %+v, %v; want a requeue after %s", res, err, placements.ConflictRetry)
+	}
+	p.ResourceVersion = "8"
+	if res, err := r.writeProgress(context.Background(), nil, p, p.Status, "ws/web", now.Add(20*time.Millisecond)); err != nil || !res.IsZero() {
+		t.Fatalf("writeProgress of an unchanged status once the cache caught up = %+v, %v", res, err)
 	}
 }
