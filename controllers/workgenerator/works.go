@@ -180,10 +180,6 @@ func (o origin) newWork(name string, s placementv1beta1.ResourceSnapshotObj) *pl
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: o.memberNamespace(), Labels: labels,
 			Annotations: map[string]string{placementv1beta1.ParentResourceSnapshotNameAnnotation: o.binding.GetBindingSpec().ResourceSnapshotName},
-			// Created with the syncer's finalizer: the syncer would otherwise
-			// write every new Work once just to add it before applying it.
-			// Only the syncer removes it (or the hub, when the member leaves).
-			Finalizers: []string{placementv1beta1.WorkFinalizer},
 		},
 	}
 	if as := o.binding.GetBindingSpec().ApplyStrategy; as != nil {
