@@ -57,6 +57,9 @@ func (r *Reconciler) syncWorks(ctx context.Context, o origin, t trusted, ov over
 	for i := range existing {
 		byName[existing[i].Name] = &existing[i]
 	}
+	if err := wantedStillRemoved(wanted, byName); err != nil {
+		return nil, err
+	}
 	// An object moves between Works when the shards of a large placement
 	// shift: writing the Works that gain manifests first lets the member
 	// see where it went before its old Work lets go of it.
@@ -82,11 +85,29 @@ func (r *Reconciler) syncWorks(ctx context.Context, o origin, t trusted, ov over
 		current = append(current, *got)
 	}
 	for _, stale := range byName {
+		if !stale.DeletionTimestamp.IsZero() {
+			continue
+		}
 		if err := client.IgnoreNotFound(r.Fleet.Delete(ctx, stale)); err != nil {
 			return nil, err
 		}
 	}
 	return current, nil
+}
+
+// wantedStillRemoved refuses to write any Work while one that is wanted is
+// still being deleted (a shard dropped and wanted again before its member
+// let it go). Written over, the member would read the new spec on a Work it
+// is letting go of, and the binding's other Works could drop objects that
+// then nothing holds, to be deleted and created again. Its removal brings
+// the binding back, and the Work is then created afresh.
+func wantedStillRemoved(wanted []*placementv1beta1.Work, existing map[string]*placementv1beta1.Work) error {
+	for _, w := range wanted {
+		if e := existing[w.Name]; e != nil && !e.DeletionTimestamp.IsZero() {
+			return fmt.Errorf("Work %s/%s is still being removed from the member cluster (its syncer lets go of what it placed first); the binding's Works are written once it is gone", e.Namespace, e.Name)
+		}
+	}
+	return nil
 }
 
 // works renders the Works of one shard of the snapshot on the cluster: the

@@ -295,3 +295,34 @@ func TestPlacedOnce(t *testing.T) {
 		})
 	}
 }
+
+// A shard dropped and wanted again before its member let its Work go: no
+// Work of the binding is written until that one is gone (the others would
+// otherwise drop objects nothing then holds).
+func TestSyncWorksWaitsForAWantedWorkStillBeingRemoved(t *testing.T) {
+	ctx := context.Background()
+	o := origin{workspace: workspace, binding: binding("")}
+	group := trusted{group: snapshotGroup("", 2), path: logicalcluster.NewPath("root:teams:a")}
+	first := render(t, o, 0, group.group[0])
+	first.Spec.Workload.Manifests = nil
+	removing := render(t, o, 1, group.group[1])
+	removing.Finalizers = []string{placementv1beta1.WorkFinalizer}
+	removing.DeletionTimestamp = &metav1.Time{Time: metav1.Now().Time}
+	r := &Reconciler{Fleet: fakeClient(t, first, removing)}
+	before := &placementv1beta1.Work{}
+	if err := r.Fleet.Get(ctx, client.ObjectKeyFromObject(first), before); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err := r.syncWorks(ctx, o, group, overrides.Set{})
+	if err == nil || !strings.Contains(err.Error(), removing.Name+" is still being removed") {
+		t.Fatalf("syncWorks with a wanted Work still being removed: %v", err)
+	}
+	after := &placementv1beta1.Work{}
+	if err := r.Fleet.Get(ctx, client.ObjectKeyFromObject(first), after); err != nil {
+		t.Fatal(err)
+	}
+	if after.ResourceVersion != before.ResourceVersion {
+		t.Errorf("Work %s was written while %s was still being removed", first.Name, removing.Name)
+	}
+}

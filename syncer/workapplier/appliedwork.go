@@ -241,6 +241,10 @@ func (r *Reconciler) release(ctx context.Context, work *placementv1beta1.Work, o
 	obj.SetGroupVersionKind(schema.GroupVersionKind{Group: id.Group, Version: id.Version, Kind: id.Kind})
 	cached, synced, err := r.reader().cached(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj)
 	switch {
+	case meta.IsNoMatchError(err):
+		// The member does not serve the kind (its CRD never came, or went
+		// with its objects): there is nothing of it to let go of.
+		return nil, nil
 	case err != nil:
 		return nil, err
 	case synced && !cached && r.deletions.has(work, keyOf(id)):
@@ -261,6 +265,9 @@ func (r *Reconciler) release(ctx context.Context, work *placementv1beta1.Work, o
 // releaseFresh lets go of the object as the API server has it.
 func (r *Reconciler) releaseFresh(ctx context.Context, work *placementv1beta1.Work, o owner, id placementv1beta1.WorkResourceIdentifier, mode releaseMode) (*deleting, error) {
 	obj, err := r.reader().fresh(ctx, schema.GroupVersionKind{Group: id.Group, Version: id.Version, Kind: id.Kind}, client.ObjectKey{Namespace: id.Namespace, Name: id.Name})
+	if meta.IsNoMatchError(err) {
+		return nil, nil
+	}
 	if obj == nil || err != nil {
 		return nil, err
 	}

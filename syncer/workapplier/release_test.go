@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -24,6 +25,9 @@ type memberWithCache struct {
 	cluster.Cluster
 	cache    client.Reader
 	unsynced bool
+	// unserved makes every kind unknown to the member, as a kind whose
+	// CRD it lacks is.
+	unserved bool
 	api      client.Client
 	// apiReads counts the reads that went to the API server.
 	apiReads int
@@ -34,8 +38,16 @@ type fakeCache struct {
 	m *memberWithCache
 }
 
-func (c fakeCache) GetInformer(context.Context, client.Object, ...cache.InformerGetOption) (cache.Informer, error) {
+func (c fakeCache) GetInformer(_ context.Context, obj client.Object, _ ...cache.InformerGetOption) (cache.Informer, error) {
+	if c.m.unserved {
+		return nil, noKindMatch(obj)
+	}
 	return &controllertest.FakeInformer{Synced: !c.m.unsynced}, nil
+}
+
+func noKindMatch(obj client.Object) error {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	return &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}}
 }
 
 func (c fakeCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
@@ -54,6 +66,9 @@ type countingReader struct{ m *memberWithCache }
 
 func (r countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	r.m.apiReads++
+	if r.m.unserved {
+		return noKindMatch(obj)
+	}
 	return r.m.api.Get(ctx, key, obj, opts...)
 }
 
@@ -195,5 +210,21 @@ func TestMemberReaderReadsWhatTheCacheMissesFromTheAPIServer(t *testing.T) {
 	}
 	if live, err := r.reader().get(context.Background(), gvk, client.ObjectKey{Namespace: "app", Name: "missing"}); live != nil || err != nil {
 		t.Errorf("a missing object is nil: %v, %v", live, err)
+	}
+}
+
+// A deleted Work whose kind the member does not serve (its CRD never came,
+// or went with its objects) has nothing of that kind to let go of: its
+// cleanup must not fail on it for ever.
+func TestReleaseOfAKindTheMemberDoesNotServe(t *testing.T) {
+	o := ownerOf(teamWork(""))
+	member := &memberWithCache{cache: fake.NewClientBuilder().Build(), api: fake.NewClientBuilder().Build(), unserved: true}
+	r := &Reconciler{Member: member}
+	widget := placementv1beta1.WorkResourceIdentifier{Group: "example.com", Version: "v1", Kind: "Widget", Namespace: "app", Name: "w"}
+	if d, err := r.release(context.Background(), deletedWork, o, widget, deleteCreated); err != nil || d != nil {
+		t.Fatalf("release of a kind the member does not serve = %+v, %v; want nothing to wait for", d, err)
+	}
+	if d, err := r.releaseFresh(context.Background(), deletedWork, o, widget, deleteCreated); err != nil || d != nil {
+		t.Fatalf("releaseFresh of a kind the member does not serve = %+v, %v; want nothing to wait for", d, err)
 	}
 }
