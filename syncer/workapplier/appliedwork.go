@@ -241,10 +241,8 @@ func (r *Reconciler) release(ctx context.Context, work *placementv1beta1.Work, o
 	obj.SetGroupVersionKind(schema.GroupVersionKind{Group: id.Group, Version: id.Version, Kind: id.Kind})
 	cached, synced, err := r.reader().cached(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj)
 	switch {
-	case meta.IsNoMatchError(err):
-		// The member does not serve the kind (its CRD never came, or went
-		// with its objects): there is nothing of it to let go of.
-		return nil, nil
+	case isNoKindMatch(err):
+		return r.releaseServed(ctx, work, o, id, mode)
 	case err != nil:
 		return nil, err
 	case synced && !cached && r.deletions.has(work, keyOf(id)):
@@ -265,13 +263,40 @@ func (r *Reconciler) release(ctx context.Context, work *placementv1beta1.Work, o
 // releaseFresh lets go of the object as the API server has it.
 func (r *Reconciler) releaseFresh(ctx context.Context, work *placementv1beta1.Work, o owner, id placementv1beta1.WorkResourceIdentifier, mode releaseMode) (*deleting, error) {
 	obj, err := r.reader().fresh(ctx, schema.GroupVersionKind{Group: id.Group, Version: id.Version, Kind: id.Kind}, client.ObjectKey{Namespace: id.Namespace, Name: id.Name})
-	if meta.IsNoMatchError(err) {
-		return nil, nil
+	if isNoKindMatch(err) {
+		return r.releaseServed(ctx, work, o, id, mode)
 	}
 	if obj == nil || err != nil {
 		return nil, err
 	}
 	return r.releaseObject(ctx, work.Name, o, id, obj, mode)
+}
+
+// releaseServed lets go of an object whose recorded version the member no
+// longer serves — a CRD upgrade dropped it; the objects are still there at
+// the version it serves now. A kind it serves at no version (its CRD never
+// came, or went, and its objects with it) has nothing left to let go of:
+// failing on it would hold the Work for ever.
+func (r *Reconciler) releaseServed(ctx context.Context, work *placementv1beta1.Work, o owner, id placementv1beta1.WorkResourceIdentifier, mode releaseMode) (*deleting, error) {
+	mapping, err := r.Member.GetRESTMapper().RESTMapping(schema.GroupKind{Group: id.Group, Kind: id.Kind})
+	if isNoKindMatch(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if mapping.GroupVersionKind.Version == id.Version {
+		return nil, fmt.Errorf("the member cluster serves %s but could not read %s %q in namespace %q", mapping.GroupVersionKind, id.Kind, id.Name, id.Namespace)
+	}
+	id.Version = mapping.GroupVersionKind.Version
+	return r.release(ctx, work, o, id, mode)
+}
+
+// isNoKindMatch tells whether err says the member serves no such kind at
+// the version asked (and not that discovery failed).
+func isNoKindMatch(err error) bool {
+	var noKind *meta.NoKindMatchError
+	return errors.As(err, &noKind)
 }
 
 // placedBy tells whether obj is the placement's, or its Work's: only then
@@ -405,7 +430,13 @@ func (r *Reconciler) cleanUp(ctx context.Context, work *placementv1beta1.Work) (
 		return r.waitForDeletion(ctx, work, pending)
 	}
 	if aw != nil {
-		if err := r.Member.GetClient().Delete(ctx, aw, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		// Kept objects were released from it already; should one have been
+		// missed, orphaning keeps the member's garbage collector off it.
+		propagation := metav1.DeletePropagationBackground
+		if mode == keep {
+			propagation = metav1.DeletePropagationOrphan
+		}
+		if err := r.Member.GetClient().Delete(ctx, aw, client.PropagationPolicy(propagation)); client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, fmt.Errorf("deleting AppliedWork %s on the member cluster: %w", work.Name, err)
 		}
 	}

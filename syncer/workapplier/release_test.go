@@ -25,9 +25,10 @@ type memberWithCache struct {
 	cluster.Cluster
 	cache    client.Reader
 	unsynced bool
-	// unserved makes every kind unknown to the member, as a kind whose
-	// CRD it lacks is.
-	unserved bool
+	// unserved is a version of example.com's kinds the member does not
+	// serve; served, what its REST mapper knows of them.
+	unserved string
+	served   []schema.GroupVersionKind
 	api      client.Client
 	// apiReads counts the reads that went to the API server.
 	apiReads int
@@ -39,10 +40,27 @@ type fakeCache struct {
 }
 
 func (c fakeCache) GetInformer(_ context.Context, obj client.Object, _ ...cache.InformerGetOption) (cache.Informer, error) {
-	if c.m.unserved {
+	if c.m.isUnserved(obj) {
 		return nil, noKindMatch(obj)
 	}
 	return &controllertest.FakeInformer{Synced: !c.m.unsynced}, nil
+}
+
+func (m *memberWithCache) isUnserved(obj client.Object) bool {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	return m.unserved != "" && gvk.Group == "example.com" && gvk.Version == m.unserved
+}
+
+func (m *memberWithCache) GetRESTMapper() meta.RESTMapper {
+	var versions []schema.GroupVersion
+	for _, gvk := range m.served {
+		versions = append(versions, gvk.GroupVersion())
+	}
+	mapper := meta.NewDefaultRESTMapper(versions)
+	for _, gvk := range m.served {
+		mapper.Add(gvk, meta.RESTScopeNamespace)
+	}
+	return mapper
 }
 
 func noKindMatch(obj client.Object) error {
@@ -66,7 +84,7 @@ type countingReader struct{ m *memberWithCache }
 
 func (r countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	r.m.apiReads++
-	if r.m.unserved {
+	if r.m.isUnserved(obj) {
 		return noKindMatch(obj)
 	}
 	return r.m.api.Get(ctx, key, obj, opts...)
@@ -215,16 +233,33 @@ func TestMemberReaderReadsWhatTheCacheMissesFromTheAPIServer(t *testing.T) {
 
 // A deleted Work whose kind the member does not serve (its CRD never came,
 // or went with its objects) has nothing of that kind to let go of: its
-// cleanup must not fail on it for ever.
-func TestReleaseOfAKindTheMemberDoesNotServe(t *testing.T) {
+// cleanup must not fail on it for ever. A kind still served at another
+// version than the one recorded (a CRD upgrade dropped it) is released at
+// the version served: its objects are still there.
+func TestReleaseOfAVersionTheMemberDoesNotServe(t *testing.T) {
 	o := ownerOf(teamWork(""))
-	member := &memberWithCache{cache: fake.NewClientBuilder().Build(), api: fake.NewClientBuilder().Build(), unserved: true}
+	widget := placementv1beta1.WorkResourceIdentifier{Group: "example.com", Version: "v1", Kind: "Widget", Namespace: "app", Name: "settings"}
+	member := &memberWithCache{cache: fake.NewClientBuilder().Build(), api: fake.NewClientBuilder().Build(), unserved: "v1"}
 	r := &Reconciler{Member: member}
-	widget := placementv1beta1.WorkResourceIdentifier{Group: "example.com", Version: "v1", Kind: "Widget", Namespace: "app", Name: "w"}
 	if d, err := r.release(context.Background(), deletedWork, o, widget, deleteCreated); err != nil || d != nil {
-		t.Fatalf("release of a kind the member does not serve = %+v, %v; want nothing to wait for", d, err)
+		t.Fatalf("release of a kind the member serves at no version = %+v, %v; want nothing to wait for", d, err)
 	}
 	if d, err := r.releaseFresh(context.Background(), deletedWork, o, widget, deleteCreated); err != nil || d != nil {
-		t.Fatalf("releaseFresh of a kind the member does not serve = %+v, %v; want nothing to wait for", d, err)
+		t.Fatalf("releaseFresh of a kind the member serves at no version = %+v, %v; want nothing to wait for", d, err)
+	}
+
+	v2 := placedConfigMap(o, "5")
+	v2.SetAPIVersion("example.com/v2")
+	v2.SetKind("Widget")
+	member = &memberWithCache{cache: fake.NewClientBuilder().WithObjects(v2.DeepCopy()).Build(), api: fake.NewClientBuilder().WithObjects(v2.DeepCopy()).Build(),
+		unserved: "v1", served: []schema.GroupVersionKind{v2.GroupVersionKind()}}
+	r = &Reconciler{Member: member}
+	d, err := r.release(context.Background(), deletedWork, o, widget, deleteCreated)
+	if err != nil || d == nil || d.id.Version != "v2" {
+		t.Fatalf("release of a Widget the member serves at v2 only = %+v, %v; want it deleted at v2", d, err)
+	}
+	gone := v2.DeepCopy()
+	if err := member.api.Get(context.Background(), client.ObjectKeyFromObject(v2), gone); !apierrors.IsNotFound(err) {
+		t.Errorf("the Widget created by the placement is still there: %v", err)
 	}
 }
