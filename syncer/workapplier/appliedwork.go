@@ -161,7 +161,7 @@ func (r *Reconciler) releaseAll(ctx context.Context, work *placementv1beta1.Work
 	// until the Work is gone.
 	kinds := sets.New[schema.GroupVersionKind]()
 	for _, id := range ids {
-		kinds.Insert(schema.GroupVersionKind{Group: id.Group, Version: id.Version, Kind: id.Kind})
+		kinds.Insert(gvkOf(id))
 	}
 	if err := r.tracker.use(ctx, work.Name, kinds); err != nil {
 		return nil, err
@@ -238,7 +238,7 @@ func (d deleting) String() string {
 // removed it: the Work waits for that.
 func (r *Reconciler) release(ctx context.Context, work *placementv1beta1.Work, o owner, id placementv1beta1.WorkResourceIdentifier, mode releaseMode) (*deleting, error) {
 	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(schema.GroupVersionKind{Group: id.Group, Version: id.Version, Kind: id.Kind})
+	obj.SetGroupVersionKind(gvkOf(id))
 	cached, synced, err := r.reader().cached(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, obj)
 	switch {
 	case isNoKindMatch(err):
@@ -262,7 +262,7 @@ func (r *Reconciler) release(ctx context.Context, work *placementv1beta1.Work, o
 
 // releaseFresh lets go of the object as the API server has it.
 func (r *Reconciler) releaseFresh(ctx context.Context, work *placementv1beta1.Work, o owner, id placementv1beta1.WorkResourceIdentifier, mode releaseMode) (*deleting, error) {
-	obj, err := r.reader().fresh(ctx, schema.GroupVersionKind{Group: id.Group, Version: id.Version, Kind: id.Kind}, client.ObjectKey{Namespace: id.Namespace, Name: id.Name})
+	obj, err := r.reader().fresh(ctx, gvkOf(id), client.ObjectKey{Namespace: id.Namespace, Name: id.Name})
 	if isNoKindMatch(err) {
 		return r.releaseServed(ctx, work, o, id, mode)
 	}
@@ -464,7 +464,7 @@ func (r *Reconciler) waitForDeletion(ctx context.Context, work *placementv1beta1
 	// list its kind all over again on the next round.
 	kinds := sets.New[schema.GroupVersionKind]()
 	for _, d := range pending {
-		kinds.Insert(schema.GroupVersionKind{Group: d.id.Group, Version: d.id.Version, Kind: d.id.Kind})
+		kinds.Insert(gvkOf(d.id))
 	}
 	for gvk := range kinds {
 		if err := r.tracker.track(ctx, gvk); err != nil {

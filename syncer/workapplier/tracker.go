@@ -113,9 +113,13 @@ func kindsOf(ms []*manifest, aw *placementv1beta1.AppliedWork) sets.Set[schema.G
 		}
 	}
 	for _, res := range aw.Status.AppliedResources {
-		kinds.Insert(schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind})
+		kinds.Insert(gvkOf(res.WorkResourceIdentifier))
 	}
 	return kinds
+}
+
+func gvkOf(id placementv1beta1.WorkResourceIdentifier) schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: id.Group, Version: id.Version, Kind: id.Kind}
 }
 
 func objectOf(gvk schema.GroupVersionKind) client.Object {
