@@ -289,7 +289,9 @@ func (r *Reconciler) releaseServed(ctx context.Context, work *placementv1beta1.W
 		return nil, fmt.Errorf("the member cluster serves %s but could not read %s %q in namespace %q", mapping.GroupVersionKind, id.Kind, id.Name, id.Namespace)
 	}
 	id.Version = mapping.GroupVersionKind.Version
-	return r.release(ctx, work, o, id, mode)
+	// Read from the API server: the cache would start a watch of that
+	// version the tracker does not know of, and so never stops.
+	return r.releaseFresh(ctx, work, o, id, mode)
 }
 
 // isNoKindMatch tells whether err says the member serves no such kind at

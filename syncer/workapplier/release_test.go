@@ -255,8 +255,8 @@ func TestReleaseOfAVersionTheMemberDoesNotServe(t *testing.T) {
 		unserved: "v1", served: []schema.GroupVersionKind{v2.GroupVersionKind()}}
 	r = &Reconciler{Member: member}
 	d, err := r.release(context.Background(), deletedWork, o, widget, deleteCreated)
-	if err != nil || d == nil || d.id.Version != "v2" {
-		t.Fatalf("release of a Widget the member serves at v2 only = %+v, %v; want it deleted at v2", d, err)
+	if err != nil || d == nil || d.id.Version != "v2" || d.cached {
+		t.Fatalf("release of a Widget the member serves at v2 only = %+v, %v; want it deleted at v2, read from the API server", d, err)
 	}
 	gone := v2.DeepCopy()
 	if err := member.api.Get(context.Background(), client.ObjectKeyFromObject(v2), gone); !apierrors.IsNotFound(err) {
