@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -52,11 +53,13 @@ type Reconciler struct {
 	// Workspaces resolves a workspace's path, which its grants name.
 	Workspaces *clients.Factory
 	placements.Scope
+	recent *recentWrites
 }
 
 // SetupWithManager registers the controller: bindings in every workspace,
 // and Work in root:fleet mapped back to the binding it was written for.
 func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
+	r.recent = newRecentWrites(clock.RealClock{})
 	return mcbuilder.ControllerManagedBy(mgr).
 		Named(r.Name(ControllerName)).
 		For(r.Sample().NewBinding(), mcbuilder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
@@ -137,6 +140,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	}
 	spec := b.GetBindingSpec()
 	var works []placementv1beta1.Work
+	var written bool
 	var syncErr error
 	switch {
 	case spec.ResourceSnapshotName == "" || spec.State == placementv1beta1.BindingStateScheduled:
@@ -151,7 +155,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 			return ctrl.Result{}, syncErr
 		}
 	default:
-		works, syncErr = r.render(ctx, c, origin)
+		works, written, syncErr = r.render(ctx, c, origin)
 		if errors.Is(syncErr, errOverridesGone) {
 			// An override the binding names was deleted: until the rollout
 			// moves the binding on, within its limits, the Works stay as
@@ -163,6 +167,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		}
 	}
 	status := bindingStatus(b, works, syncErr)
+	if written {
+		r.recent.note(req)
+	}
+	if wait := r.recent.wait(req, status); wait > 0 {
+		// The member reports on the Works just written in a moment; the
+		// binding's status is written with its report.
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
 	if !equality.Semantic.DeepEqual(status, *b.GetBindingStatus()) {
 		b.SetBindingStatus(status)
 		if err := c.Status().Update(ctx, b); err != nil {
@@ -176,19 +188,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 var errOverridesGone = errors.New("an override snapshot the binding names is gone")
 
 // render writes the binding's Works once its origin is trusted and its
-// overrides are read.
-func (r *Reconciler) render(ctx context.Context, c client.Client, o origin) ([]placementv1beta1.Work, error) {
+// overrides are read, and tells whether it wrote any.
+func (r *Reconciler) render(ctx context.Context, c client.Client, o origin) ([]placementv1beta1.Work, bool, error) {
 	t, err := r.trust(ctx, c, o)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	spec := o.binding.GetBindingSpec()
 	ov, err := overrides.Load(ctx, c, spec.ClusterResourceOverrideSnapshots, spec.ResourceOverrideSnapshots)
 	if apierrors.IsNotFound(err) {
-		return nil, errOverridesGone
+		return nil, false, errOverridesGone
 	}
 	if err != nil {
-		return nil, overrideFailure{err}
+		return nil, false, overrideFailure{err}
 	}
 	return r.syncWorks(ctx, o, t, ov)
 }

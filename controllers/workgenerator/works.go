@@ -28,13 +28,14 @@ func (f overrideFailure) Unwrap() error { return f.error }
 // syncWorks writes the binding's Works, with its overrides applied: one per
 // shard of its resource snapshot group and one per envelope the snapshot
 // holds. It deletes Works that are no longer wanted; unchanged Works are not
-// written. It returns the binding's Works as they are now.
-func (r *Reconciler) syncWorks(ctx context.Context, o origin, t trusted, ov overrides.Set) ([]placementv1beta1.Work, error) {
+// written. It returns the binding's Works as they are now, and whether any
+// was created or updated.
+func (r *Reconciler) syncWorks(ctx context.Context, o origin, t trusted, ov overrides.Set) ([]placementv1beta1.Work, bool, error) {
 	var wanted []*placementv1beta1.Work
 	for sub, s := range t.group {
 		ws, err := o.works(sub, s, ov, t.cluster)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		for _, w := range ws {
 			t.annotate(w)
@@ -42,23 +43,23 @@ func (r *Reconciler) syncWorks(ctx context.Context, o origin, t trusted, ov over
 		wanted = append(wanted, ws...)
 	}
 	if err := placedOnce(wanted); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if t.tenant {
 		if err := checkPermissions(wanted, t.perms, t.cluster.Name); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	existing, err := r.existingWorks(ctx, o)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	byName := map[string]*placementv1beta1.Work{}
 	for i := range existing {
 		byName[existing[i].Name] = &existing[i]
 	}
 	if err := wantedStillRemoved(wanted, byName); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	// An object moves between Works when the shards of a large placement
 	// shift: writing the Works that gain manifests first lets the member
@@ -76,11 +77,13 @@ func (r *Reconciler) syncWorks(ctx context.Context, o origin, t trusted, ov over
 	}
 	sort.SliceStable(wanted, func(i, j int) bool { return rank[wanted[i].Name] > rank[wanted[j].Name] })
 	var current []placementv1beta1.Work
+	written := false
 	for _, want := range wanted {
-		got, err := r.apply(ctx, byName[want.Name], want)
+		got, wrote, err := r.apply(ctx, byName[want.Name], want)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
+		written = written || wrote
 		delete(byName, want.Name)
 		current = append(current, *got)
 	}
@@ -89,10 +92,10 @@ func (r *Reconciler) syncWorks(ctx context.Context, o origin, t trusted, ov over
 			continue
 		}
 		if err := client.IgnoreNotFound(r.Fleet.Delete(ctx, stale)); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	return current, nil
+	return current, written, nil
 }
 
 // wantedStillRemoved refuses to write any Work while one that is wanted is
@@ -225,27 +228,28 @@ func add(w *placementv1beta1.Work, raw []byte, ov overrides.Set, cluster overrid
 	return nil
 }
 
-// apply creates the Work or updates it when its spec or labels changed.
-func (r *Reconciler) apply(ctx context.Context, existing, want *placementv1beta1.Work) (*placementv1beta1.Work, error) {
+// apply creates the Work or updates it when its spec or labels changed, and
+// tells whether it wrote it.
+func (r *Reconciler) apply(ctx context.Context, existing, want *placementv1beta1.Work) (*placementv1beta1.Work, bool, error) {
 	if existing == nil {
 		err := r.Fleet.Create(ctx, want)
 		if apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("Work %s/%s already exists but belongs to another binding; it is retried (if this lasts, a ClusterResourcePlacement named <namespace>.<name> and a ResourcePlacement <name> in <namespace> of the same workspace share the Work name: rename one of them)", want.Namespace, want.Name)
+			return nil, false, fmt.Errorf("Work %s/%s already exists but belongs to another binding; it is retried (if this lasts, a ClusterResourcePlacement named <namespace>.<name> and a ResourcePlacement <name> in <namespace> of the same workspace share the Work name: rename one of them)", want.Namespace, want.Name)
 		}
-		return want, err
+		return want, err == nil, err
 	}
 	if equality.Semantic.DeepEqual(existing.Spec, want.Spec) && contains(existing.Labels, want.Labels) &&
 		contains(existing.Annotations, want.Annotations) {
-		return existing, nil
+		return existing, false, nil
 	}
 	updated := existing.DeepCopy()
 	updated.Spec = want.Spec
 	updated.Labels = merged(updated.Labels, want.Labels)
 	updated.Annotations = merged(updated.Annotations, want.Annotations)
 	if err := r.Fleet.Update(ctx, updated); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return updated, nil
+	return updated, true, nil
 }
 
 // contains tells whether m has every key of want with the same value; the

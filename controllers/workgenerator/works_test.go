@@ -150,9 +150,12 @@ func TestApplyWritesOnlyChangedWork(t *testing.T) {
 				rvBefore = existing.ResourceVersion
 			}
 
-			got, err := r.apply(ctx, existing, want())
+			got, wrote, err := r.apply(ctx, existing, want())
 			if err != nil {
 				t.Fatal(err)
+			}
+			if wrote != tc.wantWrite {
+				t.Errorf("apply says written = %v, want %v", wrote, tc.wantWrite)
 			}
 			stored := &placementv1beta1.Work{}
 			if err := r.Fleet.Get(ctx, client.ObjectKeyFromObject(got), stored); err != nil {
@@ -175,7 +178,7 @@ func TestApplyWritesOnlyChangedWork(t *testing.T) {
 func TestApplyRefusesWorkOfAnotherBinding(t *testing.T) {
 	w := render(t, origin{workspace: workspace, binding: binding("")}, 0, snapshotGroup("", 1)[0])
 	r := &Reconciler{Fleet: fakeClient(t, w.DeepCopy())}
-	if _, err := r.apply(context.Background(), nil, w); err == nil || !strings.Contains(err.Error(), "belongs to another binding") {
+	if _, _, err := r.apply(context.Background(), nil, w); err == nil || !strings.Contains(err.Error(), "belongs to another binding") {
 		t.Errorf("creating over an existing Work: err = %v, want a conflict with another binding", err)
 	}
 }
@@ -225,9 +228,9 @@ func TestSyncWorks(t *testing.T) {
 			otherKind := render(t, origin{workspace: workspace, binding: binding(otherNamespace)}, 0, snapshotGroup(ns, 1)[0])
 			r := &Reconciler{Fleet: fakeClient(t, stale, otherWS, otherKind)}
 
-			works, err := r.syncWorks(ctx, o, group, overrides.Set{})
-			if err != nil {
-				t.Fatal(err)
+			works, written, err := r.syncWorks(ctx, o, group, overrides.Set{})
+			if err != nil || !written {
+				t.Fatalf("syncWorks: written = %v, err = %v; want Works written", written, err)
 			}
 			for _, w := range works {
 				wantAnn := map[string]string{placementv1beta1.WorkspacePathAnnotation: "root:teams:a",
@@ -247,9 +250,9 @@ func TestSyncWorks(t *testing.T) {
 			}
 
 			// Synced again with nothing changed, no Work is written.
-			again, err := r.syncWorks(ctx, o, group, overrides.Set{})
-			if err != nil {
-				t.Fatal(err)
+			again, written, err := r.syncWorks(ctx, o, group, overrides.Set{})
+			if err != nil || written {
+				t.Fatalf("syncWorks again: written = %v, err = %v; want nothing written", written, err)
 			}
 			for i := range again {
 				if again[i].ResourceVersion != works[i].ResourceVersion {
@@ -314,7 +317,7 @@ func TestSyncWorksWaitsForAWantedWorkStillBeingRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	_, err := r.syncWorks(ctx, o, group, overrides.Set{})
+	_, _, err := r.syncWorks(ctx, o, group, overrides.Set{})
 	if err == nil || !strings.Contains(err.Error(), removing.Name+" is still being removed") {
 		t.Fatalf("syncWorks with a wanted Work still being removed: %v", err)
 	}
