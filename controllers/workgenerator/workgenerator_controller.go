@@ -14,12 +14,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -63,7 +65,7 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 	return mcbuilder.ControllerManagedBy(mgr).
 		Named(r.Name(ControllerName)).
 		For(r.Sample().NewBinding(), mcbuilder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
-		Watches(&placementv1beta1.Work{}, toBinding(r.Namespaced),
+		Watches(&placementv1beta1.Work{}, r.toBindings(),
 			mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false),
 			mcbuilder.WithPredicates(workChanged{})).
 		Watches(&tenancyv1alpha1.ClusterGrant{}, r.unsyncedBindings(),
@@ -99,20 +101,69 @@ func (r *Reconciler) unsyncedBindings() mchandler.TypedEventHandlerFunc[client.O
 	}
 }
 
-// toBinding maps a Work in root:fleet to the binding, in its workspace, that
-// the Work was written for.
-func toBinding(namespaced bool) mchandler.TypedEventHandlerFunc[client.Object, mcreconcile.Request] {
+// toBindings maps a Work in root:fleet to the binding, in its workspace,
+// that the Work was written for; a Work that is gone also to the other
+// bindings of its placement on the same cluster. A cluster picked again
+// while the Work of its earlier binding was being removed has a new
+// binding whose Work has the same name: it is written once the old is gone.
+func (r *Reconciler) toBindings() mchandler.TypedEventHandlerFunc[client.Object, mcreconcile.Request] {
 	return func(string, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
-		return handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, w client.Object) []mcreconcile.Request {
-			l := w.GetLabels()
-			ws, binding := l[placementv1beta1.WorkspaceLabel], l[placementv1beta1.ParentBindingLabel]
-			ns := l[placementv1beta1.ParentNamespaceLabel]
-			if ws == "" || binding == "" || (ns != "") != namespaced {
-				return nil
+		owner := handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, w client.Object) []mcreconcile.Request {
+			if req, ok := r.bindingOf(w); ok {
+				return []mcreconcile.Request{req}
 			}
-			return []mcreconcile.Request{{ClusterName: ws, Request: reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: binding}}}}
+			return nil
 		})
+		return handler.TypedFuncs[client.Object, mcreconcile.Request]{
+			CreateFunc: owner.Create, UpdateFunc: owner.Update, GenericFunc: owner.Generic,
+			DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[mcreconcile.Request]) {
+				owner.Delete(ctx, e, q)
+				for _, req := range r.successors(ctx, e.Object) {
+					q.Add(req)
+				}
+			},
+		}
 	}
+}
+
+// bindingOf is the request of the binding a Work was written for.
+func (r *Reconciler) bindingOf(w client.Object) (mcreconcile.Request, bool) {
+	l := w.GetLabels()
+	ws, binding := l[placementv1beta1.WorkspaceLabel], l[placementv1beta1.ParentBindingLabel]
+	ns := l[placementv1beta1.ParentNamespaceLabel]
+	if ws == "" || binding == "" || (ns != "") != r.Namespaced {
+		return mcreconcile.Request{}, false
+	}
+	return mcreconcile.Request{ClusterName: ws, Request: reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: binding}}}, true
+}
+
+// successors are the bindings, other than its own, of a deleted Work's
+// placement to the Work's cluster, read from the workspace's cache.
+func (r *Reconciler) successors(ctx context.Context, w client.Object) []mcreconcile.Request {
+	own, ok := r.bindingOf(w)
+	if !ok {
+		return nil
+	}
+	key := placements.Key{Namespace: own.Namespace, Name: w.GetLabels()[placementv1beta1.PlacementTrackingLabel]}
+	cl, err := r.Manager.GetCluster(ctx, own.ClusterName)
+	if err != nil {
+		log.FromContext(ctx).V(1).Info("a deleted Work's workspace is gone", "workspace", own.ClusterName, "placement", key, "error", err.Error())
+		return nil
+	}
+	// Only names and targets are read: no copy of every binding of a large
+	// placement for each of its Works.
+	bindings, err := placements.Bindings(ctx, cl.GetCache(), key, client.UnsafeDisableDeepCopy)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "listing the bindings of a placement after one of its Works was deleted; a binding waiting for it is retried with backoff", "placement", key)
+		return nil
+	}
+	var out []mcreconcile.Request
+	for _, b := range bindings {
+		if b.GetName() != own.Name && w.GetNamespace() == fmt.Sprintf(clusterv1beta1.NamespaceNameFormat, b.GetBindingSpec().TargetCluster) {
+			out = append(out, mcreconcile.Request{ClusterName: own.ClusterName, Request: reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b)}})
+		}
+	}
+	return out
 }
 
 // Reconcile writes or removes one binding's Work and reports its progress.
@@ -170,7 +221,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	if written {
 		r.recent.note(req)
 	}
-	if wait := r.recent.wait(req, status); wait > 0 {
+	if wait := r.recent.wait(req, b, status); wait > 0 {
 		// The member reports on the Works just written in a moment; the
 		// binding's status is written with its report.
 		return ctrl.Result{RequeueAfter: wait}, nil

@@ -234,7 +234,7 @@ func (r *Reconciler) apply(ctx context.Context, existing, want *placementv1beta1
 	if existing == nil {
 		err := r.Fleet.Create(ctx, want)
 		if apierrors.IsAlreadyExists(err) {
-			return nil, false, fmt.Errorf("Work %s/%s already exists but belongs to another binding; it is retried (if this lasts, a ClusterResourcePlacement named <namespace>.<name> and a ResourcePlacement <name> in <namespace> of the same workspace share the Work name: rename one of them)", want.Namespace, want.Name)
+			return nil, false, r.nameTaken(ctx, want)
 		}
 		return want, err == nil, err
 	}
@@ -250,6 +250,36 @@ func (r *Reconciler) apply(ctx context.Context, existing, want *placementv1beta1
 		return nil, false, err
 	}
 	return updated, true, nil
+}
+
+// nameTaken says why a Work could not be created under its name: mostly
+// because the Work of an earlier binding of the same placement to the same
+// cluster is still being removed (the cluster was picked again meanwhile;
+// its removal brings this binding back), else a name clash.
+func (r *Reconciler) nameTaken(ctx context.Context, want *placementv1beta1.Work) error {
+	got := &placementv1beta1.Work{}
+	err := r.Fleet.Get(ctx, client.ObjectKeyFromObject(want), got)
+	earlier := got.Labels[placementv1beta1.ParentBindingLabel]
+	switch {
+	case err != nil:
+	case samePlacement(got, want) && earlier != want.Labels[placementv1beta1.ParentBindingLabel]:
+		return fmt.Errorf("Work %s/%s of an earlier binding (%s) of this placement to the cluster is still being removed (its syncer lets go of what it placed first); this binding's Work is written once it is gone",
+			want.Namespace, want.Name, earlier)
+	case samePlacement(got, want):
+		// The binding's own, written a moment ago: the cache is behind.
+		return fmt.Errorf("Work %s/%s was written a moment ago and is read again", want.Namespace, want.Name)
+	}
+	return fmt.Errorf("Work %s/%s already exists but belongs to another binding; it is retried (if this lasts, a ClusterResourcePlacement named <namespace>.<name> and a ResourcePlacement <name> in <namespace> of the same workspace share the Work name: rename one of them)", want.Namespace, want.Name)
+}
+
+// samePlacement tells whether two Works were written for the same placement.
+func samePlacement(a, b *placementv1beta1.Work) bool {
+	for _, l := range []string{placementv1beta1.WorkspaceLabel, placementv1beta1.PlacementTrackingLabel, placementv1beta1.ParentNamespaceLabel} {
+		if a.Labels[l] != b.Labels[l] {
+			return false
+		}
+	}
+	return true
 }
 
 // contains tells whether m has every key of want with the same value; the

@@ -177,9 +177,26 @@ func TestApplyWritesOnlyChangedWork(t *testing.T) {
 
 func TestApplyRefusesWorkOfAnotherBinding(t *testing.T) {
 	w := render(t, origin{workspace: workspace, binding: binding("")}, 0, snapshotGroup("", 1)[0])
-	r := &Reconciler{Fleet: fakeClient(t, w.DeepCopy())}
-	if _, _, err := r.apply(context.Background(), nil, w); err == nil || !strings.Contains(err.Error(), "belongs to another binding") {
-		t.Errorf("creating over an existing Work: err = %v, want a conflict with another binding", err)
+	earlier := w.DeepCopy()
+	earlier.Labels[placementv1beta1.ParentBindingLabel] = "web-m1-earlier"
+	// A ResourcePlacement "web" in namespace "app" would name its Work as a
+	// ClusterResourcePlacement "app.web" does.
+	clash := w.DeepCopy()
+	clash.Labels[placementv1beta1.PlacementTrackingLabel] = "app.web"
+	for _, c := range []struct {
+		name     string
+		existing *placementv1beta1.Work
+		want     string
+	}{
+		{"the Work of an earlier binding of the placement", earlier, "of an earlier binding (web-m1-earlier) of this placement to the cluster is still being removed"},
+		{"another placement's Work of the same name", clash, "belongs to another binding"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := &Reconciler{Fleet: fakeClient(t, c.existing)}
+			if _, _, err := r.apply(context.Background(), nil, w.DeepCopy()); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("creating over an existing Work: err = %v, want it to say %q", err, c.want)
+			}
+		})
 	}
 }
 

@@ -136,13 +136,13 @@ func PolicySnapshots(ctx context.Context, c client.Reader, k Key, extra map[stri
 	return list.GetPolicySnapshotObjs(), nil
 }
 
-// Bindings lists the placement's bindings.
-func Bindings(ctx context.Context, c client.Reader, k Key) ([]placementv1beta1.BindingObj, error) {
+// Bindings lists the placement's bindings, with extra list options if any.
+func Bindings(ctx context.Context, c client.Reader, k Key, extra ...client.ListOption) ([]placementv1beta1.BindingObj, error) {
 	var list placementv1beta1.BindingListObj = &placementv1beta1.ResourceBindingList{}
 	if k.Cluster() {
 		list = &placementv1beta1.ClusterResourceBindingList{}
 	}
-	if err := c.List(ctx, list, ownedBy(k, nil)...); err != nil {
+	if err := c.List(ctx, list, append(ownedBy(k, nil), extra...)...); err != nil {
 		return nil, err
 	}
 	return list.GetBindingObjs(), nil

@@ -204,6 +204,84 @@ var _ = Describe("A syncer killed and started again", Serial, func() {
 	})
 })
 
+// Serial: a grant changed by another spec would retry the waiting binding
+// and hide whether the earlier Work's removal brought it back.
+var _ = Describe("A cluster picked again while its earlier Work is still being removed", Serial, func() {
+	It("says so, and gets its Work as soon as the earlier one is gone, not on a retry's backoff", func() {
+		t := newTeam("repick")
+		ns := uniqueName("app")
+		t.create(namespace(ns), configMap(ns, "settings", map[string]string{"version": "1"}))
+		t.place(newCRP("app", pickFixed("member-1", "member-2"), namespaceSelector(ns)))
+		Eventually(func(g Gomega) {
+			g.Expect(condition(t.getCRP(g, "app").Status.Conditions, "ClusterResourcePlacementAvailable").Status).To(Equal(metav1.ConditionTrue))
+			placedOnAll(g, ns, []string{"member-1", "member-2"}, "ConfigMap/settings")
+		}).Should(Succeed())
+		works := func(g Gomega) []placementv1beta1.Work {
+			list := &placementv1beta1.WorkList{}
+			g.Expect(fleetClient().List(ctx(), list, client.InNamespace("fleet-member-member-2"),
+				client.MatchingLabels{placementv1beta1.WorkspaceLabel: t.logicalCluster(g, "app")})).To(Succeed())
+			return list.Items
+		}
+
+		By("unpicking member-2 while a finalizer there holds the ConfigMap: the Work waits until the syncer has removed it")
+		const hold = "test.fleetplane.io/hold"
+		mc := memberClient("member-2")
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"}}
+		update(mc, cm, func(cm *corev1.ConfigMap) { cm.Finalizers = append(cm.Finalizers, hold) })
+		released := false
+		release := func() {
+			update(mc, cm, func(cm *corev1.ConfigMap) { cm.Finalizers = nil })
+			released = true
+		}
+		DeferCleanup(func() {
+			if !released {
+				release()
+			}
+		})
+		t.updateCRP("app", func(crp *placementv1beta1.ClusterResourcePlacement) { crp.Spec.Policy = pickFixed("member-1") })
+		var earlier string
+		Eventually(func(g Gomega) {
+			ws := works(g)
+			g.Expect(ws).To(HaveLen(1))
+			g.Expect(ws[0].DeletionTimestamp).NotTo(BeNil())
+			earlier = ws[0].Labels[placementv1beta1.ParentBindingLabel]
+		}).Should(Succeed())
+
+		By("picking member-2 again: its new binding waits for the earlier Work, and says so")
+		t.updateCRP("app", func(crp *placementv1beta1.ClusterResourcePlacement) {
+			crp.Spec.Policy = pickFixed("member-1", "member-2")
+		})
+		Eventually(func(g Gomega) {
+			var synced metav1.Condition
+			for _, pcs := range t.getCRP(g, "app").Status.PerClusterPlacementStatuses {
+				if pcs.ClusterName == "member-2" {
+					synced = condition(pcs.Conditions, "WorkSynchronized")
+				}
+			}
+			g.Expect(synced.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(synced.Message).To(ContainSubstring("of an earlier binding (%s) of this placement to the cluster is still being removed", earlier))
+		}).Should(Succeed())
+		// Long enough for the new binding's retries to back off well past
+		// the wait below.
+		time.Sleep(40 * time.Second)
+
+		By("letting the ConfigMap go: the earlier Work goes and the new one is written at once")
+		release()
+		Eventually(func(g Gomega) {
+			for _, w := range works(g) {
+				g.Expect(w.Labels[placementv1beta1.ParentBindingLabel]).NotTo(Equal(earlier))
+			}
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(works(g)).To(HaveLen(1))
+		}, 10*time.Second).Should(Succeed(), "the new binding's Work is written when the earlier one is gone")
+		Eventually(func(g Gomega) {
+			g.Expect(condition(t.getCRP(g, "app").Status.Conditions, "ClusterResourcePlacementAvailable").Status).To(Equal(metav1.ConditionTrue))
+			placedOnAll(g, ns, []string{"member-1", "member-2"}, "ConfigMap/settings")
+		}).Should(Succeed())
+	})
+})
+
 var _ = Describe("A member's API server down for 60 seconds", Serial, func() {
 	It("is reported on the placement, retried with backoff, and caught up with when it is back, re-creating nothing", func() {
 		t := newTeam("member-outage")
