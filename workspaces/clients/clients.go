@@ -13,14 +13,13 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/kcp/sdk/apis/tenancy/v1alpha1"
 	"github.com/kcp-dev/logicalcluster/v3"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -32,7 +31,7 @@ type Workspace struct {
 	Client    client.Client
 	Dynamic   dynamic.Interface
 	Discovery discovery.CachedDiscoveryInterface
-	Mapper    *restmapper.DeferredDiscoveryRESTMapper
+	Mapper    meta.ResettableRESTMapper
 
 	config  *rest.Config
 	factory *Factory
@@ -97,25 +96,31 @@ func (f *Factory) For(name logicalcluster.Name) (*Workspace, error) {
 	}
 	cfg := rest.CopyConfig(f.base)
 	cfg.Host += name.Path().RequestPath()
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, err
 	}
-	cached := memory.NewMemCacheClient(dc)
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cached)
-	c, err := client.New(cfg, client.Options{Scheme: f.scheme, Mapper: mapper})
+	dc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return nil, err
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	mapper, err := newLazyMapper(cfg, httpClient)
 	if err != nil {
 		return nil, err
 	}
-	kube, err := kubernetes.NewForConfig(cfg)
+	c, err := client.New(cfg, client.Options{HTTPClient: httpClient, Scheme: f.scheme, Mapper: mapper})
 	if err != nil {
 		return nil, err
 	}
-	w := &Workspace{Name: name, Client: c, Dynamic: dyn, Discovery: cached, Mapper: mapper, config: cfg, events: kube.CoreV1(), factory: f}
+	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	events, err := typedcorev1.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	w := &Workspace{Name: name, Client: c, Dynamic: dyn, Discovery: memory.NewMemCacheClient(dc), Mapper: mapper, config: cfg, events: events, factory: f}
 	f.cache[name] = w
 	return w, nil
 }
@@ -145,6 +150,7 @@ func (f *Factory) APIsChanged(name logicalcluster.Name) {
 	w, ok := f.cache[name]
 	f.mu.Unlock()
 	if ok {
+		w.Discovery.Invalidate()
 		w.Mapper.Reset()
 	}
 }
