@@ -343,8 +343,11 @@ func (r *Reconciler) releaseObject(ctx context.Context, appliedWork string, o ow
 	}
 	patch := client.MergeFromWithOptions(obj.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	obj.SetOwnerReferences(kept)
-	if mode == handOver {
-		// Still the placement's: its bookkeeping stays for the next Work.
+	if mode == handOver || slices.ContainsFunc(kept, isAppliedWork) {
+		// Still the placement's — another of its Works holds it too (an
+		// object that moved to another Work before this one let go of it,
+		// whichever of the two goes first): its bookkeeping stays for the
+		// Work that answers for it now.
 		return nil, client.IgnoreNotFound(c.Patch(ctx, obj, patch))
 	}
 	annotations := obj.GetAnnotations()

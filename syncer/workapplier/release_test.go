@@ -111,6 +111,7 @@ var deletedWork = &placementv1beta1.Work{ObjectMeta: metav1.ObjectMeta{Name: "w"
 func TestReleaseDecidesOnTheCacheAndAgainOnAConflict(t *testing.T) {
 	o := ownerOf(teamWork(""))
 	other := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "d"}
+	movedTo := metav1.OwnerReference{APIVersion: placementv1beta1.GroupVersion.String(), Kind: "AppliedWork", Name: "w-1", UID: "aw-1"}
 	unplaced := placedConfigMap(o, "5")
 	unplaced.SetAnnotations(nil)
 	unplaced.SetOwnerReferences(nil)
@@ -121,7 +122,9 @@ func TestReleaseDecidesOnTheCacheAndAgainOnAConflict(t *testing.T) {
 		wantGone    bool
 		wantPending bool
 		wantOwners  []metav1.OwnerReference
-		wantReads   int
+		// wantBookkeeping: the placement's annotations stay.
+		wantBookkeeping bool
+		wantReads       int
 	}{{
 		name:   "the cache is current: deleted from it, without reading the API server",
 		cached: placedConfigMap(o, "5"), api: placedConfigMap(o, "5"),
@@ -148,6 +151,12 @@ func TestReleaseDecidesOnTheCacheAndAgainOnAConflict(t *testing.T) {
 		name:   "shared with another owner: kept, released",
 		cached: placedConfigMap(o, "5", other), api: placedConfigMap(o, "5", other),
 		wantOwners: []metav1.OwnerReference{other},
+	}, {
+		// It moved to another of the placement's Works, which is not
+		// applied yet or goes after this one: that Work answers for it.
+		name:   "held by another Work of the placement too: kept, with the placement's bookkeeping",
+		cached: placedConfigMap(o, "5", movedTo), api: placedConfigMap(o, "5", movedTo),
+		wantOwners: []metav1.OwnerReference{movedTo}, wantBookkeeping: true,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -182,8 +191,8 @@ func TestReleaseDecidesOnTheCacheAndAgainOnAConflict(t *testing.T) {
 			if got := live.GetOwnerReferences(); len(got) != len(tt.wantOwners) || got[0].UID != tt.wantOwners[0].UID {
 				t.Errorf("owners = %v, want %v", got, tt.wantOwners)
 			}
-			if _, ok := live.GetAnnotations()[placementv1beta1.OwnerAnnotation]; ok {
-				t.Errorf("the released object keeps the placement's bookkeeping: %v", live.GetAnnotations())
+			if _, ok := live.GetAnnotations()[placementv1beta1.OwnerAnnotation]; ok != tt.wantBookkeeping {
+				t.Errorf("the placement's bookkeeping kept = %v, want %v: %v", ok, tt.wantBookkeeping, live.GetAnnotations())
 			}
 		})
 	}

@@ -282,6 +282,58 @@ var _ = Describe("A cluster picked again while its earlier Work is still being r
 	})
 })
 
+var _ = Describe("A placement deleted before its member's syncer read its Work", Serial, func() {
+	It("is removed, and the syncer, back, applies nothing and leaves the member's own objects alone", func() {
+		t := newTeam("unread")
+		ns := uniqueName("app")
+		t.create(namespace(ns), configMap(ns, "settings", map[string]string{"version": "1"}))
+		By("giving member-2 objects of its own by the names the placement selects")
+		mc := memberClient("member-2")
+		Expect(mc.Create(ctx(), namespace(ns))).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(mc.Delete(ctx(), namespace(ns)))).To(Succeed()) })
+		Expect(mc.Create(ctx(), configMap(ns, "settings", map[string]string{"owner": "member-2's admin"}))).To(Succeed())
+		own := configMapOn(Default, "member-2", ns, "settings")
+
+		m2 := member("member-2")
+		By("placing and deleting while member-2's syncer is down")
+		Expect(m2.StopSyncer()).To(Succeed())
+		crp := newCRP("app", pickFixed("member-2"), namespaceSelector(ns))
+		t.place(crp)
+		// Runs before the placement's own cleanup, which waits for it to go.
+		rejoined := false
+		DeferCleanup(func() {
+			if !rejoined {
+				Expect(hub.Join(ctx(), m2)).To(Succeed())
+			}
+			Expect(hub.WaitMemberReady(ctx(), m2.Name)).To(Succeed())
+		})
+		var workspace string
+		works := func(g Gomega) []placementv1beta1.Work {
+			list := &placementv1beta1.WorkList{}
+			g.Expect(fleetClient().List(ctx(), list, client.MatchingLabels{placementv1beta1.WorkspaceLabel: workspace})).To(Succeed())
+			return list.Items
+		}
+		Eventually(func(g Gomega) {
+			workspace = t.logicalCluster(g, "app")
+			g.Expect(works(g)).To(HaveLen(1), "member-2 is picked before its missed heartbeats make it unhealthy (15 s)")
+		}).Should(Succeed())
+		// The syncer never took the Work: nothing on member-2 can be its.
+		t.deletePlacement(crp)
+		Expect(works(Default)).To(BeEmpty())
+
+		By("starting the syncer again")
+		Expect(hub.Join(ctx(), m2)).To(Succeed())
+		rejoined = true
+		Expect(hub.WaitMemberReady(ctx(), m2.Name)).To(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(placedIn(g, "member-2", ns)).To(HaveKey("ConfigMap/settings"))
+		}, 3*time.Second).Should(Succeed())
+		after := configMapOn(Default, "member-2", ns, "settings")
+		Expect(after.UID).To(Equal(own.UID), "member-2's own ConfigMap is neither deleted nor re-created")
+		Expect(after.ResourceVersion).To(Equal(own.ResourceVersion), "nor written")
+	})
+})
+
 var _ = Describe("A member's API server down for 60 seconds", Serial, func() {
 	It("is reported on the placement, retried with backoff, and caught up with when it is back, re-creating nothing", func() {
 		t := newTeam("member-outage")
