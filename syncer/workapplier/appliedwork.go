@@ -231,8 +231,10 @@ func (d deleting) String() string {
 // API server (the cache may not have seen it yet), unless work, deleted,
 // deleted it after the cache had shown it: then the member has removed it.
 // An object this placement does not manage is left alone; one it created
-// and owns alone is deleted in deleteCreated mode; any other is kept,
-// without the placement's owner reference and bookkeeping.
+// and owns alone is deleted in deleteCreated mode; one another of its Works
+// still holds keeps the placement's bookkeeping in that mode, for that Work
+// to answer for; any other is kept, without the placement's owner
+// reference and bookkeeping.
 //
 // An object it deletes is returned as deleting until the member has
 // removed it: the Work waits for that.
@@ -343,11 +345,13 @@ func (r *Reconciler) releaseObject(ctx context.Context, appliedWork string, o ow
 	}
 	patch := client.MergeFromWithOptions(obj.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	obj.SetOwnerReferences(kept)
-	if mode == handOver || slices.ContainsFunc(kept, isAppliedWork) {
+	if mode == handOver || (mode == deleteCreated && slices.ContainsFunc(kept, isAppliedWork)) {
 		// Still the placement's — another of its Works holds it too (an
 		// object that moved to another Work before this one let go of it,
 		// whichever of the two goes first): its bookkeeping stays for the
-		// Work that answers for it now.
+		// Work that answers for it now. A placement letting go of what it
+		// placed (keep mode) strips it at the first of its Works, so that
+		// no later one deletes it.
 		return nil, client.IgnoreNotFound(c.Patch(ctx, obj, patch))
 	}
 	annotations := obj.GetAnnotations()

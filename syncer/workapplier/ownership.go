@@ -147,7 +147,8 @@ func isNamespace(obj *unstructured.Unstructured) bool {
 }
 
 // bookkeeping are the annotations the syncer writes on placed objects; they
-// go when a placement lets go of an object it keeps on the member.
+// go when a placement lets go of an object it keeps on the member (not while
+// another of its Works still holds it).
 var bookkeeping = []string{
 	placementv1beta1.OwnerAnnotation, placementv1beta1.CreatedByAnnotation,
 	placementv1beta1.ManifestHashAnnotation, placementv1beta1.LastAppliedConfigAnnotation,

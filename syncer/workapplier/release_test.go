@@ -122,6 +122,7 @@ func TestReleaseDecidesOnTheCacheAndAgainOnAConflict(t *testing.T) {
 		wantGone    bool
 		wantPending bool
 		wantOwners  []metav1.OwnerReference
+		mode        releaseMode // deleteCreated unless set
 		// wantBookkeeping: the placement's annotations stay.
 		wantBookkeeping bool
 		wantReads       int
@@ -157,6 +158,12 @@ func TestReleaseDecidesOnTheCacheAndAgainOnAConflict(t *testing.T) {
 		name:   "held by another Work of the placement too: kept, with the placement's bookkeeping",
 		cached: placedConfigMap(o, "5", movedTo), api: placedConfigMap(o, "5", movedTo),
 		wantOwners: []metav1.OwnerReference{movedTo}, wantBookkeeping: true,
+	}, {
+		// The placement lets go of what it placed: no later Work of it may
+		// delete the object.
+		name:   "held by another Work of the placement, which lets go of it: kept, without the bookkeeping",
+		cached: placedConfigMap(o, "5", movedTo), api: placedConfigMap(o, "5", movedTo), mode: keep,
+		wantOwners: []metav1.OwnerReference{movedTo},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,7 +173,7 @@ func TestReleaseDecidesOnTheCacheAndAgainOnAConflict(t *testing.T) {
 			}
 			member := &memberWithCache{cache: cached.Build(), unsynced: tt.unsynced, api: fake.NewClientBuilder().WithObjects(tt.api).Build()}
 			r := &Reconciler{Member: member}
-			d, err := r.release(context.Background(), deletedWork, o, settingsID, deleteCreated)
+			d, err := r.release(context.Background(), deletedWork, o, settingsID, tt.mode)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,8 +198,10 @@ func TestReleaseDecidesOnTheCacheAndAgainOnAConflict(t *testing.T) {
 			if got := live.GetOwnerReferences(); len(got) != len(tt.wantOwners) || got[0].UID != tt.wantOwners[0].UID {
 				t.Errorf("owners = %v, want %v", got, tt.wantOwners)
 			}
-			if _, ok := live.GetAnnotations()[placementv1beta1.OwnerAnnotation]; ok != tt.wantBookkeeping {
-				t.Errorf("the placement's bookkeeping kept = %v, want %v: %v", ok, tt.wantBookkeeping, live.GetAnnotations())
+			for _, a := range []string{placementv1beta1.OwnerAnnotation, placementv1beta1.CreatedByAnnotation} {
+				if _, ok := live.GetAnnotations()[a]; ok != tt.wantBookkeeping {
+					t.Errorf("%s kept = %v, want %v: %v", a, ok, tt.wantBookkeeping, live.GetAnnotations())
+				}
 			}
 		})
 	}
