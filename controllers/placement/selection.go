@@ -163,13 +163,10 @@ func termGVK(t placementv1beta1.ResourceSelectorTerm) schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: t.Group, Version: t.Version, Kind: t.Kind}
 }
 
+// mapping maps a selected kind. The workspace's mapper looks a kind it does
+// not know yet (a freshly created CRD or binding) up in discovery itself.
 func (s *selector) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
 	m, err := s.ws.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if meta.IsNoMatchError(err) {
-		// The kind may be new (a freshly created CRD or binding).
-		s.ws.Mapper.Reset()
-		m, err = s.ws.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	}
 	if meta.IsNoMatchError(err) {
 		return nil, invalid("the workspace does not serve %s; check group, version and kind", gvk)
 	}
