@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -230,20 +229,14 @@ func (s *selector) pick(ctx context.Context, t placementv1beta1.ResourceSelector
 // allIn lists every placeable object in a namespace, a few kinds at a
 // time: a new placement of a namespace waits for all of them.
 func (s *selector) allIn(ctx context.Context, namespace string) ([]*unstructured.Unstructured, error) {
-	lists, err := s.ws.Discovery.ServerPreferredNamespacedResources()
-	if err != nil && len(lists) == 0 {
+	served, err := s.ws.NamespacedResources()
+	if err != nil {
 		return nil, fmt.Errorf("discovering the workspace's resources: %w", err)
 	}
 	var resources []schema.GroupVersionResource
-	for _, l := range lists {
-		gv, err := schema.ParseGroupVersion(l.GroupVersion)
-		if err != nil {
-			continue
-		}
-		for _, r := range l.APIResources {
-			if !strings.Contains(r.Name, "/") && slices.Contains(r.Verbs, "list") && !skipKind(gv.WithKind(r.Kind).GroupKind()) {
-				resources = append(resources, gv.WithResource(r.Name))
-			}
+	for _, r := range served {
+		if !skipKind(schema.GroupKind{Group: r.Group, Kind: r.Kind}) {
+			resources = append(resources, r.GroupVersionResource)
 		}
 	}
 	found := make([][]unstructured.Unstructured, len(resources))

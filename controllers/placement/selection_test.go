@@ -11,10 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery/cached/memory"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	fakedynamic "k8s.io/client-go/dynamic/fake"
-	"k8s.io/client-go/restmapper"
 	clienttesting "k8s.io/client-go/testing"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
@@ -104,11 +102,11 @@ func fakeWorkspace(objs ...runtime.Object) *clients.Workspace {
 			listKinds[gv.WithResource(r.resource)] = r.kind + "List"
 		}
 	}
-	disco := memory.NewMemCacheClient(&fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: lists}})
+	disco := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: lists}}
 	return &clients.Workspace{
 		Dynamic:   fakedynamic.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, objs...),
 		Discovery: disco,
-		Mapper:    restmapper.NewDeferredDiscoveryRESTMapper(disco),
+		Mapper:    clients.NewLazyMapper(disco),
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
+	"unique"
 
 	"github.com/kcp-dev/kcp/sdk/apis/core"
 	corev1alpha1 "github.com/kcp-dev/kcp/sdk/apis/core/v1alpha1"
@@ -16,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
@@ -30,7 +31,7 @@ type Workspace struct {
 	Name      logicalcluster.Name
 	Client    client.Client
 	Dynamic   dynamic.Interface
-	Discovery discovery.CachedDiscoveryInterface
+	Discovery discovery.DiscoveryInterface
 	Mapper    meta.ResettableRESTMapper
 
 	config  *rest.Config
@@ -38,9 +39,15 @@ type Workspace struct {
 	pathMu  sync.Mutex
 	path    logicalcluster.Path
 
+	resourcesMu     sync.Mutex
+	namespaced      unique.Handle[string]
+	namespacedKnown bool
+
 	recorderMu  sync.Mutex
 	broadcaster record.EventBroadcaster
 	recorders   map[string]record.EventRecorder
+	idle        *time.Timer
+	lastEvent   time.Time
 	// forgotten is set once the workspace went away: a reconcile still
 	// holding it records nothing more.
 	forgotten bool
@@ -104,10 +111,7 @@ func (f *Factory) For(name logicalcluster.Name) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	mapper, err := newLazyMapper(cfg, httpClient)
-	if err != nil {
-		return nil, err
-	}
+	mapper := NewLazyMapper(dc)
 	c, err := client.New(cfg, client.Options{HTTPClient: httpClient, Scheme: f.scheme, Mapper: mapper})
 	if err != nil {
 		return nil, err
@@ -120,7 +124,7 @@ func (f *Factory) For(name logicalcluster.Name) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Workspace{Name: name, Client: c, Dynamic: dyn, Discovery: memory.NewMemCacheClient(dc), Mapper: mapper, config: cfg, events: events, factory: f}
+	w := &Workspace{Name: name, Client: c, Dynamic: dyn, Discovery: dc, Mapper: mapper, config: cfg, events: events, factory: f}
 	f.cache[name] = w
 	return w, nil
 }
@@ -138,9 +142,7 @@ func (f *Factory) Forget(name logicalcluster.Name) {
 	w.recorderMu.Lock()
 	defer w.recorderMu.Unlock()
 	w.forgotten = true
-	if w.broadcaster != nil {
-		w.broadcaster.Shutdown()
-	}
+	w.stopRecording()
 }
 
 // APIsChanged drops what is cached of a logical cluster's API discovery,
@@ -150,28 +152,93 @@ func (f *Factory) APIsChanged(name logicalcluster.Name) {
 	w, ok := f.cache[name]
 	f.mu.Unlock()
 	if ok {
-		w.Discovery.Invalidate()
+		w.forgetResources()
 		w.Mapper.Reset()
 	}
 }
 
 // Recorder records events of component in the workspace, where its users
-// see them. The workspace's components share one broadcaster.
+// see them. The workspace's components share one broadcaster, started at the
+// first event and stopped after recorderIdle without one: a broadcaster
+// holds ~100 KB (queues of 1,000 events), and most team workspaces are
+// quiet most of the time.
 func (w *Workspace) Recorder(scheme *runtime.Scheme, component string) record.EventRecorder {
+	return &recorder{w: w, scheme: scheme, component: component}
+}
+
+// recorderIdle is how long a workspace's broadcaster outlives its last
+// event. Events repeated after a longer pause are recorded anew rather than
+// counted on the earlier one.
+const recorderIdle = 2 * time.Minute
+
+// liveRecorder returns the recorder of component on the workspace's running
+// broadcaster, starting it if needed; nil once the workspace went away.
+func (w *Workspace) liveRecorder(scheme *runtime.Scheme, component string) record.EventRecorder {
 	w.recorderMu.Lock()
 	defer w.recorderMu.Unlock()
 	if w.forgotten {
-		return &record.FakeRecorder{}
+		return nil
 	}
 	if w.broadcaster == nil {
 		w.broadcaster = record.NewBroadcaster()
 		w.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: w.events.Events("")})
 		w.recorders = map[string]record.EventRecorder{}
+		w.idle = time.AfterFunc(recorderIdle, w.stopIdleRecording)
 	}
+	w.lastEvent = time.Now()
 	if _, ok := w.recorders[component]; !ok {
 		w.recorders[component] = w.broadcaster.NewRecorder(scheme, corev1.EventSource{Component: component})
 	}
 	return w.recorders[component]
+}
+
+func (w *Workspace) stopIdleRecording() {
+	w.recorderMu.Lock()
+	defer w.recorderMu.Unlock()
+	if w.broadcaster == nil {
+		return
+	}
+	if wait := recorderIdle - time.Since(w.lastEvent); wait > 0 {
+		w.idle.Reset(wait)
+		return
+	}
+	w.stopRecording()
+}
+
+// stopRecording shuts the broadcaster down; the caller holds recorderMu.
+func (w *Workspace) stopRecording() {
+	if w.broadcaster == nil {
+		return
+	}
+	w.idle.Stop()
+	w.broadcaster.Shutdown()
+	w.broadcaster, w.recorders, w.idle = nil, nil, nil
+}
+
+// recorder records through whichever broadcaster of its workspace is
+// running when an event comes.
+type recorder struct {
+	w         *Workspace
+	scheme    *runtime.Scheme
+	component string
+}
+
+func (r *recorder) Event(object runtime.Object, eventtype, reason, message string) {
+	if live := r.w.liveRecorder(r.scheme, r.component); live != nil {
+		live.Event(object, eventtype, reason, message)
+	}
+}
+
+func (r *recorder) Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...interface{}) {
+	if live := r.w.liveRecorder(r.scheme, r.component); live != nil {
+		live.Eventf(object, eventtype, reason, messageFmt, args...)
+	}
+}
+
+func (r *recorder) AnnotatedEventf(object runtime.Object, annotations map[string]string, eventtype, reason, messageFmt string, args ...interface{}) {
+	if live := r.w.liveRecorder(r.scheme, r.component); live != nil {
+		live.AnnotatedEventf(object, annotations, eventtype, reason, messageFmt, args...)
+	}
 }
 
 // Path returns the workspace's human-readable path, e.g. root:teams:team-a,

@@ -1,0 +1,117 @@
+package clients
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	clienttesting "k8s.io/client-go/testing"
+)
+
+func served(lists ...*metav1.APIResourceList) *fakediscovery.FakeDiscovery {
+	return &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: lists}}
+}
+
+func resourceList(gv string, resources ...metav1.APIResource) *metav1.APIResourceList {
+	for i := range resources {
+		resources[i].Verbs = metav1.Verbs{"get", "list", "watch", "create"}
+	}
+	return &metav1.APIResourceList{GroupVersion: gv, APIResources: resources}
+}
+
+var (
+	configMaps = metav1.APIResource{Name: "configmaps", SingularName: "configmap", Kind: "ConfigMap", Namespaced: true}
+	namespaces = metav1.APIResource{Name: "namespaces", SingularName: "namespace", Kind: "Namespace"}
+	widgets    = metav1.APIResource{Name: "widgets", SingularName: "widget", Kind: "Widget", Namespaced: true}
+	gadgets    = metav1.APIResource{Name: "gadgets", SingularName: "gadget", Kind: "Gadget"}
+)
+
+func discoveries(d *fakediscovery.FakeDiscovery) int {
+	n := 0
+	for _, a := range d.Actions() {
+		if a.GetResource().Resource == "group" {
+			n++
+		}
+	}
+	return n
+}
+
+func TestLazyMapperMapsAndDiscoversOnlyTheGroupAsked(t *testing.T) {
+	d := served(resourceList("v1", configMaps, namespaces), resourceList("example.com/v1", widgets))
+	m := NewLazyMapper(d)
+
+	mapping, err := m.RESTMapping(schema.GroupKind{Kind: "ConfigMap"}, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mapping.Resource.Resource != "configmaps" || mapping.Scope.Name() != meta.RESTScopeNameNamespace {
+		t.Errorf("ConfigMap mapped to %v, scope %s", mapping.Resource, mapping.Scope.Name())
+	}
+	if _, err := m.RESTMapping(schema.GroupKind{Kind: "Namespace"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := discoveries(d); n != 1 {
+		t.Errorf("two core kinds discovered the core group %d times, want once", n)
+	}
+	lm := m.(*lazyMapper)
+	if _, ok := lm.groups["example.com"]; ok {
+		t.Error("a group nobody asked about was discovered")
+	}
+	kind, err := m.KindFor(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"})
+	if err != nil || kind.Kind != "Widget" {
+		t.Errorf("widgets: %v, %v", kind, err)
+	}
+}
+
+func TestLazyMapperFindsAKindAddedLater(t *testing.T) {
+	d := served(resourceList("example.com/v1", widgets))
+	m := NewLazyMapper(d)
+	if _, err := m.RESTMapping(schema.GroupKind{Group: "example.com", Kind: "Widget"}); err != nil {
+		t.Fatal(err)
+	}
+	d.Resources = []*metav1.APIResourceList{resourceList("example.com/v1", widgets, gadgets)}
+	mapping, err := m.RESTMapping(schema.GroupKind{Group: "example.com", Kind: "Gadget"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mapping.Scope.Name() != meta.RESTScopeNameRoot {
+		t.Errorf("Gadget is cluster-scoped, mapped as %s", mapping.Scope.Name())
+	}
+}
+
+func TestLazyMapperUnknownKindsAreNoMatch(t *testing.T) {
+	d := served(resourceList("v1", configMaps))
+	m := NewLazyMapper(d)
+	for _, gk := range []schema.GroupKind{{Kind: "Secret"}, {Group: "nowhere.example.com", Kind: "Thing"}} {
+		before := discoveries(d)
+		if _, err := m.RESTMapping(gk); !meta.IsNoMatchError(err) {
+			t.Errorf("%v: want a no-match error, got %v", gk, err)
+		}
+		if n := discoveries(d) - before; n != 1 {
+			t.Errorf("%v: discovered %d times, want once", gk, n)
+		}
+	}
+}
+
+func TestLazyMappersShareEqualGroupsAndResetForgets(t *testing.T) {
+	a := NewLazyMapper(served(resourceList("v1", configMaps))).(*lazyMapper)
+	b := NewLazyMapper(served(resourceList("v1", configMaps))).(*lazyMapper)
+	c := NewLazyMapper(served(resourceList("v1", configMaps, namespaces))).(*lazyMapper)
+	for _, m := range []*lazyMapper{a, b, c} {
+		if _, err := m.RESTMapping(schema.GroupKind{Kind: "ConfigMap"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a.groups[""] != b.groups[""] {
+		t.Error("workspaces serving the same core group hold two mappers of it")
+	}
+	if a.groups[""] == c.groups[""] {
+		t.Error("workspaces serving different core groups share a mapper")
+	}
+	a.Reset()
+	if len(a.groups) != 0 {
+		t.Error("Reset kept what was discovered")
+	}
+}
