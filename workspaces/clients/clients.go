@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unique"
 
@@ -42,12 +43,16 @@ type Workspace struct {
 	resourcesMu     sync.Mutex
 	namespaced      unique.Handle[string]
 	namespacedKnown bool
+	// resourcesForgotten counts forgetResources calls: a discovery that
+	// began before one is not kept.
+	resourcesForgotten uint64
 
 	recorderMu  sync.Mutex
 	broadcaster record.EventBroadcaster
 	recorders   map[string]record.EventRecorder
 	idle        *time.Timer
-	lastEvent   time.Time
+	// lastActive is when an event was last recorded or written (unix ns).
+	lastActive atomic.Int64
 	// forgotten is set once the workspace went away: a reconcile still
 	// holding it records nothing more.
 	forgotten bool
@@ -159,7 +164,7 @@ func (f *Factory) APIsChanged(name logicalcluster.Name) {
 
 // Recorder records events of component in the workspace, where its users
 // see them. The workspace's components share one broadcaster, started at the
-// first event and stopped after recorderIdle without one: a broadcaster
+// first event and stopped after recorderIdle without one written: a broadcaster
 // holds ~100 KB (queues of 1,000 events), and most team workspaces are
 // quiet most of the time.
 func (w *Workspace) Recorder(scheme *runtime.Scheme, component string) record.EventRecorder {
@@ -181,11 +186,11 @@ func (w *Workspace) liveRecorder(scheme *runtime.Scheme, component string) recor
 	}
 	if w.broadcaster == nil {
 		w.broadcaster = record.NewBroadcaster()
-		w.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: w.events.Events("")})
+		w.broadcaster.StartRecordingToSink(activeSink{EventSink: &typedcorev1.EventSinkImpl{Interface: w.events.Events("")}, w: w})
 		w.recorders = map[string]record.EventRecorder{}
 		w.idle = time.AfterFunc(recorderIdle, w.stopIdleRecording)
 	}
-	w.lastEvent = time.Now()
+	w.touch()
 	if _, ok := w.recorders[component]; !ok {
 		w.recorders[component] = w.broadcaster.NewRecorder(scheme, corev1.EventSource{Component: component})
 	}
@@ -198,7 +203,7 @@ func (w *Workspace) stopIdleRecording() {
 	if w.broadcaster == nil {
 		return
 	}
-	if wait := recorderIdle - time.Since(w.lastEvent); wait > 0 {
+	if wait := recorderIdle - time.Since(time.Unix(0, w.lastActive.Load())); wait > 0 {
 		w.idle.Reset(wait)
 		return
 	}
@@ -213,6 +218,31 @@ func (w *Workspace) stopRecording() {
 	w.idle.Stop()
 	w.broadcaster.Shutdown()
 	w.broadcaster, w.recorders, w.idle = nil, nil, nil
+}
+
+func (w *Workspace) touch() { w.lastActive.Store(time.Now().UnixNano()) }
+
+// activeSink notes when each write of an event ends: a broadcaster still
+// writing (a burst at the events client's rate limit, retries against a
+// failing server) is not idle.
+type activeSink struct {
+	record.EventSink
+	w *Workspace
+}
+
+func (s activeSink) Create(e *corev1.Event) (*corev1.Event, error) {
+	defer s.w.touch()
+	return s.EventSink.Create(e)
+}
+
+func (s activeSink) Update(e *corev1.Event) (*corev1.Event, error) {
+	defer s.w.touch()
+	return s.EventSink.Update(e)
+}
+
+func (s activeSink) Patch(e *corev1.Event, data []byte) (*corev1.Event, error) {
+	defer s.w.touch()
+	return s.EventSink.Patch(e, data)
 }
 
 // recorder records through whichever broadcaster of its workspace is

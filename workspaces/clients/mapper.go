@@ -1,8 +1,11 @@
 package clients
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"weak"
 
@@ -18,14 +21,16 @@ import (
 // API groups asked about, and starts over on Reset (the workspace's APIs
 // changed). A mapper of every API a workspace serves, built from its whole
 // discovery, held ~250 KB for each of hundreds of team workspaces, most of
-// which place namespaces and core kinds only; and a group discovers the same
-// in most workspaces (the core kinds, Fleetplane's own APIs), so workspaces
-// whose group is the same share one mapper of it (groupMappers).
+// which place namespaces and core kinds only; and a group maps the same in
+// most workspaces (the core kinds, Fleetplane's own APIs), so workspaces
+// that serve a group alike share one mapper of it (groupMappers).
 type lazyMapper struct {
 	discovery discovery.DiscoveryInterface
 
 	mu     sync.RWMutex
 	groups map[string]*groupMapper
+	// resets counts Resets: a discovery that began before one is not kept.
+	resets uint64
 }
 
 var _ meta.ResettableRESTMapper = &lazyMapper{}
@@ -40,26 +45,29 @@ func (m *lazyMapper) Reset() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.groups = map[string]*groupMapper{}
+	m.resets++
 }
 
 // group returns the mapper of an API group, discovering the group if it is
 // not known yet or again is set (a kind was not found in what is known);
 // fresh tells that it was discovered now.
 func (m *lazyMapper) group(name string, again bool) (g *groupMapper, fresh bool, err error) {
-	if !again {
-		m.mu.RLock()
-		g, ok := m.groups[name]
-		m.mu.RUnlock()
-		if ok {
-			return g, false, nil
-		}
+	m.mu.RLock()
+	g, ok := m.groups[name]
+	resets := m.resets
+	m.mu.RUnlock()
+	if ok && !again {
+		return g, false, nil
 	}
-	if g, err = discoverGroup(m.discovery, name); err != nil {
+	g, complete, err := discoverGroup(m.discovery, name)
+	if err != nil {
 		return nil, false, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.groups[name] = g
+	if complete && m.resets == resets {
+		m.groups[name] = g
+	}
 	return g, true, nil
 }
 
@@ -121,63 +129,89 @@ func (m *lazyMapper) ResourceSingularizer(resource string) (string, error) {
 // groupMapper maps the kinds of one API group as some workspace serves it.
 type groupMapper struct{ meta.RESTMapper }
 
-// groupMappers holds the group mappers in use, by what their group
-// discovered, so that workspaces serving a group alike share its mapper.
-// A mapper no workspace holds any more is collected and its entry removed.
+// groupMappers holds the group mappers in use, by a digest of what they map,
+// so that workspaces serving a group alike share its mapper. A mapper no
+// workspace holds any more is collected and its entry removed.
 var groupMappers = struct {
 	sync.Mutex
-	byDiscovery map[string]weak.Pointer[groupMapper]
-}{byDiscovery: map[string]weak.Pointer[groupMapper]{}}
+	byDigest map[[sha256.Size]byte]weak.Pointer[groupMapper]
+}{byDigest: map[[sha256.Size]byte]weak.Pointer[groupMapper]{}}
 
-// discoverGroup discovers every version of an API group and returns its
-// mapper; a group the workspace does not serve maps nothing.
-func discoverGroup(d discovery.DiscoveryInterface, name string) (*groupMapper, error) {
+// discoverGroup discovers the versions of an API group and returns its
+// mapper. complete is false when the group is not served (it maps nothing)
+// or some of its versions failed to answer (it maps the others): such a
+// mapper is used once, not kept.
+func discoverGroup(d discovery.DiscoveryInterface, name string) (g *groupMapper, complete bool, err error) {
 	groups, err := d.ServerGroups()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	found := &restmapper.APIGroupResources{VersionedResources: map[string][]metav1.APIResource{}}
+	served := false
 	for _, g := range groups.Groups {
 		if g.Name == name {
-			found.Group = g
+			found.Group, served = g, true
 		}
 	}
+	complete = served
+	var failed error
 	for _, v := range found.Group.Versions {
 		list, err := d.ServerResourcesForGroupVersion(v.GroupVersion)
 		if apierrors.IsNotFound(err) {
 			continue // the version went away since the groups were read
 		}
 		if err != nil {
-			return nil, err
+			complete, failed = false, err
+			continue
 		}
-		found.VersionedResources[v.Version] = list.APIResources
+		found.VersionedResources[v.Version] = mapped(list.APIResources)
 	}
-	return sharedGroupMapper(found)
+	if failed != nil && len(found.VersionedResources) == 0 {
+		return nil, false, failed
+	}
+	return sharedGroupMapper(found), complete, nil
 }
 
-func sharedGroupMapper(found *restmapper.APIGroupResources) (*groupMapper, error) {
+// mapped keeps of a version's resources what a mapper reads, in name order:
+// servers list the kinds of CRDs in no fixed order, and what else they tell
+// (verbs, short names, storage version hashes, which differ between
+// workspaces for the same CRD) would keep equal groups from sharing.
+func mapped(resources []metav1.APIResource) []metav1.APIResource {
+	out := make([]metav1.APIResource, 0, len(resources))
+	for _, r := range resources {
+		if !strings.Contains(r.Name, "/") {
+			out = append(out, metav1.APIResource{Name: r.Name, SingularName: r.SingularName, Kind: r.Kind, Namespaced: r.Namespaced})
+		}
+	}
+	slices.SortFunc(out, func(a, b metav1.APIResource) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+func sharedGroupMapper(found *restmapper.APIGroupResources) *groupMapper {
+	found.Group.ServerAddressByClientCIDRs = nil
 	encoded, err := json.Marshal(found)
 	if err != nil {
-		return nil, err
+		// Discovery types always encode; unshared is still right.
+		return &groupMapper{restmapper.NewDiscoveryRESTMapper([]*restmapper.APIGroupResources{found})}
 	}
-	key := string(encoded)
+	digest := sha256.Sum256(encoded)
 	groupMappers.Lock()
 	defer groupMappers.Unlock()
-	if g := groupMappers.byDiscovery[key].Value(); g != nil {
-		return g, nil
+	if g := groupMappers.byDigest[digest].Value(); g != nil {
+		return g
 	}
 	g := &groupMapper{restmapper.NewDiscoveryRESTMapper([]*restmapper.APIGroupResources{found})}
-	groupMappers.byDiscovery[key] = weak.Make(g)
-	runtime.AddCleanup(g, forgetGroupMapper, key)
-	return g, nil
+	groupMappers.byDigest[digest] = weak.Make(g)
+	runtime.AddCleanup(g, forgetGroupMapper, digest)
+	return g
 }
 
 // forgetGroupMapper removes the entry of a collected mapper, unless another
-// mapper of the same discovery took its place meanwhile.
-func forgetGroupMapper(key string) {
+// mapper of the same group took its place meanwhile.
+func forgetGroupMapper(digest [sha256.Size]byte) {
 	groupMappers.Lock()
 	defer groupMappers.Unlock()
-	if groupMappers.byDiscovery[key].Value() == nil {
-		delete(groupMappers.byDiscovery, key)
+	if groupMappers.byDigest[digest].Value() == nil {
+		delete(groupMappers.byDigest, digest)
 	}
 }

@@ -115,3 +115,52 @@ func TestLazyMappersShareEqualGroupsAndResetForgets(t *testing.T) {
 		t.Error("Reset kept what was discovered")
 	}
 }
+
+func TestLazyMappersShareAGroupListedInAnotherOrder(t *testing.T) {
+	shortNamed := configMaps
+	shortNamed.ShortNames = []string{"cm"}
+	a := NewLazyMapper(served(resourceList("v1", configMaps, namespaces))).(*lazyMapper)
+	b := NewLazyMapper(served(resourceList("v1", namespaces, shortNamed))).(*lazyMapper)
+	for _, m := range []*lazyMapper{a, b} {
+		if _, err := m.RESTMapping(schema.GroupKind{Kind: "Namespace"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a.groups[""] != b.groups[""] {
+		t.Error("a group served alike but listed in another order, with other short names, is mapped twice")
+	}
+}
+
+func TestLazyMapperKeepsNeitherUnservedGroupsNorWhatAResetOvertook(t *testing.T) {
+	m := NewLazyMapper(served(resourceList("v1", configMaps))).(*lazyMapper)
+	if _, err := m.RESTMapping(schema.GroupKind{Group: "nowhere.example.com", Kind: "Thing"}); !meta.IsNoMatchError(err) {
+		t.Fatalf("want a no-match error, got %v", err)
+	}
+	if _, ok := m.groups["nowhere.example.com"]; ok {
+		t.Error("a group the workspace does not serve was kept")
+	}
+
+	d := &resettingDiscovery{FakeDiscovery: served(resourceList("v1", configMaps))}
+	m = NewLazyMapper(d).(*lazyMapper)
+	d.reset = m.Reset
+	if _, err := m.RESTMapping(schema.GroupKind{Kind: "ConfigMap"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.groups) != 0 {
+		t.Error("a discovery that began before a Reset was kept after it")
+	}
+}
+
+// resettingDiscovery resets a mapper while it discovers, the first time.
+type resettingDiscovery struct {
+	*fakediscovery.FakeDiscovery
+	reset func()
+}
+
+func (d *resettingDiscovery) ServerGroups() (*metav1.APIGroupList, error) {
+	if d.reset != nil {
+		d.reset()
+		d.reset = nil
+	}
+	return d.FakeDiscovery.ServerGroups()
+}

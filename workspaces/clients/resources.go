@@ -23,7 +23,7 @@ type Resource struct {
 // documents, kept per workspace, took ~85 KB each).
 func (w *Workspace) NamespacedResources() ([]Resource, error) {
 	w.resourcesMu.Lock()
-	known, ok := w.namespaced, w.namespacedKnown
+	known, ok, forgotten := w.namespaced, w.namespacedKnown, w.resourcesForgotten
 	w.resourcesMu.Unlock()
 	if ok {
 		return decodeResources(known.Value()), nil
@@ -52,7 +52,9 @@ func (w *Workspace) NamespacedResources() ([]Resource, error) {
 		return out, nil // some groups failed to answer: use what did, keep nothing
 	}
 	w.resourcesMu.Lock()
-	w.namespaced, w.namespacedKnown = unique.Make(encodeResources(out)), true
+	if w.resourcesForgotten == forgotten { // else the APIs changed meanwhile
+		w.namespaced, w.namespacedKnown = unique.Make(encodeResources(out)), true
+	}
 	w.resourcesMu.Unlock()
 	return out, nil
 }
@@ -62,6 +64,7 @@ func (w *Workspace) forgetResources() {
 	w.resourcesMu.Lock()
 	defer w.resourcesMu.Unlock()
 	w.namespaced, w.namespacedKnown = unique.Handle[string]{}, false
+	w.resourcesForgotten++
 }
 
 // encodeResources writes one resource per line as group, version, resource
