@@ -69,14 +69,16 @@ type Workspace struct {
 // workspace costs kcp three requests (the view's own, then a read and the
 // write it forwards to the workspace); straight to the workspace it is one.
 // The objects and their resource versions are the same either way. Reads
-// wait until the cache has synced (SyncedReader).
+// wait until the cache has synced (SyncedReader); kinds are mapped by the
+// workspace's own mapper, which shares what it discovers with the other
+// workspaces (the view's mapper would discover them again, per workspace).
 func (w *Workspace) CachedClient(view cluster.Cluster) (client.Client, error) {
 	w.cachedMu.Lock()
 	defer w.cachedMu.Unlock()
 	if w.cachedFrom == view {
 		return w.cachedClient, nil
 	}
-	c, err := client.New(w.config, client.Options{Scheme: w.factory.scheme, Mapper: view.GetRESTMapper(),
+	c, err := client.New(w.config, client.Options{Scheme: w.factory.scheme, Mapper: w.Mapper,
 		Cache: &client.CacheOptions{Reader: SyncedReader(view.GetCache())}})
 	if err != nil {
 		return nil, err
