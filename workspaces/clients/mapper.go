@@ -9,6 +9,7 @@ import (
 	"sync"
 	"weak"
 
+	"golang.org/x/sync/singleflight"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +32,9 @@ type lazyMapper struct {
 	groups map[string]*groupMapper
 	// resets counts Resets: a discovery that began before one is not kept.
 	resets uint64
+	// discovering joins the reconciles that ask about a group at once (a
+	// new workspace's first placement) in one discovery of it.
+	discovering singleflight.Group
 }
 
 var _ meta.ResettableRESTMapper = &lazyMapper{}
@@ -59,16 +63,22 @@ func (m *lazyMapper) group(name string, again bool) (g *groupMapper, fresh bool,
 	if ok && !again {
 		return g, false, nil
 	}
-	g, complete, err := discoverGroup(m.discovery, name)
+	found, err, _ := m.discovering.Do(name, func() (any, error) {
+		g, complete, err := discoverGroup(m.discovery, name)
+		if err != nil {
+			return nil, err
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if complete && m.resets == resets {
+			m.groups[name] = g
+		}
+		return g, nil
+	})
 	if err != nil {
 		return nil, false, err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if complete && m.resets == resets {
-		m.groups[name] = g
-	}
-	return g, true, nil
+	return found.(*groupMapper), true, nil
 }
 
 // inGroup answers from the mapper of group; when the answer is that no such
