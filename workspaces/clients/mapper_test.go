@@ -1,7 +1,10 @@
 package clients
 
 import (
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -162,5 +165,36 @@ func (d *resettingDiscovery) ServerGroups() (*metav1.APIGroupList, error) {
 		d.reset()
 		d.reset = nil
 	}
+	return d.FakeDiscovery.ServerGroups()
+}
+
+func TestLazyMapperDiscoversAGroupOnceForConcurrentAsks(t *testing.T) {
+	d := &slowDiscovery{FakeDiscovery: served(resourceList("v1", configMaps))}
+	m := NewLazyMapper(d)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := m.RESTMapping(schema.GroupKind{Kind: "ConfigMap"}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := d.groupReads.Load(); n != 1 {
+		t.Errorf("8 concurrent asks discovered the group %d times, want once", n)
+	}
+}
+
+// slowDiscovery takes a while to list groups, and counts the lists.
+type slowDiscovery struct {
+	*fakediscovery.FakeDiscovery
+	groupReads atomic.Int32
+}
+
+func (d *slowDiscovery) ServerGroups() (*metav1.APIGroupList, error) {
+	d.groupReads.Add(1)
+	time.Sleep(50 * time.Millisecond)
 	return d.FakeDiscovery.ServerGroups()
 }
