@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"weak"
@@ -33,7 +34,7 @@ type lazyMapper struct {
 	// resets counts Resets: a discovery that began before one is not kept.
 	resets uint64
 	// discovering joins the reconciles that ask about a group at once (a
-	// new workspace's first placement) in one discovery of it.
+	// new workspace's first placement) in one discovery of it, per Reset.
 	discovering singleflight.Group
 }
 
@@ -54,7 +55,7 @@ func (m *lazyMapper) Reset() {
 
 // group returns the mapper of an API group, discovering the group if it is
 // not known yet or again is set (a kind was not found in what is known);
-// fresh tells that it was discovered now.
+// fresh tells that it was discovered now, for this caller alone.
 func (m *lazyMapper) group(name string, again bool) (g *groupMapper, fresh bool, err error) {
 	m.mu.RLock()
 	g, ok := m.groups[name]
@@ -63,7 +64,7 @@ func (m *lazyMapper) group(name string, again bool) (g *groupMapper, fresh bool,
 	if ok && !again {
 		return g, false, nil
 	}
-	found, err, _ := m.discovering.Do(name, func() (any, error) {
+	discover := func() (any, error) {
 		g, complete, err := discoverGroup(m.discovery, name)
 		if err != nil {
 			return nil, err
@@ -74,11 +75,21 @@ func (m *lazyMapper) group(name string, again bool) (g *groupMapper, fresh bool,
 			m.groups[name] = g
 		}
 		return g, nil
-	})
+	}
+	// A discovery already under way may have begun before a kind the
+	// caller wants was added: asked again (after no such kind was found),
+	// the caller discovers on its own, and a shared answer is not fresh.
+	var found any
+	shared := false
+	if again {
+		found, err = discover()
+	} else {
+		found, err, shared = m.discovering.Do(name+"/"+strconv.FormatUint(resets, 10), discover)
+	}
 	if err != nil {
 		return nil, false, err
 	}
-	return found.(*groupMapper), true, nil
+	return found.(*groupMapper), !shared, nil
 }
 
 // inGroup answers from the mapper of group; when the answer is that no such
