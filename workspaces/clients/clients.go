@@ -40,9 +40,9 @@ type Workspace struct {
 	pathMu  sync.Mutex
 	path    logicalcluster.Path
 
-	resourcesMu     sync.Mutex
-	namespaced      unique.Handle[string]
-	namespacedKnown bool
+	resourcesMu sync.Mutex
+	// namespaced is the kept NamespacedResources; zero when not known.
+	namespaced unique.Handle[string]
 	// resourcesForgotten counts forgetResources calls: a discovery that
 	// began before one is not kept.
 	resourcesForgotten uint64
@@ -256,15 +256,11 @@ type recorder struct {
 }
 
 func (r *recorder) Event(object runtime.Object, eventtype, reason, message string) {
-	if live := r.w.liveRecorder(r.scheme, r.component); live != nil {
-		live.Event(object, eventtype, reason, message)
-	}
+	r.AnnotatedEventf(object, nil, eventtype, reason, "%s", message)
 }
 
 func (r *recorder) Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...interface{}) {
-	if live := r.w.liveRecorder(r.scheme, r.component); live != nil {
-		live.Eventf(object, eventtype, reason, messageFmt, args...)
-	}
+	r.AnnotatedEventf(object, nil, eventtype, reason, messageFmt, args...)
 }
 
 func (r *recorder) AnnotatedEventf(object runtime.Object, annotations map[string]string, eventtype, reason, messageFmt string, args ...interface{}) {

@@ -210,11 +210,7 @@ func mapped(resources []metav1.APIResource) []metav1.APIResource {
 
 func sharedGroupMapper(found *restmapper.APIGroupResources) *groupMapper {
 	found.Group.ServerAddressByClientCIDRs = nil
-	encoded, err := json.Marshal(found)
-	if err != nil {
-		// Discovery types always encode; unshared is still right.
-		return &groupMapper{restmapper.NewDiscoveryRESTMapper([]*restmapper.APIGroupResources{found})}
-	}
+	encoded, _ := json.Marshal(found) // discovery types always encode
 	digest := sha256.Sum256(encoded)
 	groupMappers.Lock()
 	defer groupMappers.Unlock()

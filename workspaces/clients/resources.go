@@ -23,9 +23,9 @@ type Resource struct {
 // documents, kept per workspace, took ~85 KB each).
 func (w *Workspace) NamespacedResources() ([]Resource, error) {
 	w.resourcesMu.Lock()
-	known, ok, forgotten := w.namespaced, w.namespacedKnown, w.resourcesForgotten
+	known, forgotten := w.namespaced, w.resourcesForgotten
 	w.resourcesMu.Unlock()
-	if ok {
+	if known != (unique.Handle[string]{}) {
 		return decodeResources(known.Value()), nil
 	}
 	lists, err := discovery.ServerPreferredNamespacedResources(w.Discovery)
@@ -53,7 +53,7 @@ func (w *Workspace) NamespacedResources() ([]Resource, error) {
 	}
 	w.resourcesMu.Lock()
 	if w.resourcesForgotten == forgotten { // else the APIs changed meanwhile
-		w.namespaced, w.namespacedKnown = unique.Make(encodeResources(out)), true
+		w.namespaced = unique.Make(encodeResources(out))
 	}
 	w.resourcesMu.Unlock()
 	return out, nil
@@ -63,7 +63,7 @@ func (w *Workspace) NamespacedResources() ([]Resource, error) {
 func (w *Workspace) forgetResources() {
 	w.resourcesMu.Lock()
 	defer w.resourcesMu.Unlock()
-	w.namespaced, w.namespacedKnown = unique.Handle[string]{}, false
+	w.namespaced = unique.Handle[string]{}
 	w.resourcesForgotten++
 }
 
