@@ -5,11 +5,17 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
 	"embed"
+	"errors"
+	"fmt"
+	"io"
 
 	confighelpers "github.com/kcp-dev/kcp/config/helpers"
+	apisv1alpha1 "github.com/kcp-dev/kcp/sdk/apis/apis/v1alpha1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 )
@@ -38,4 +44,27 @@ var fs embed.FS
 // retrying until all objects are accepted or ctx ends.
 func Bootstrap(ctx context.Context, discoveryClient discovery.DiscoveryInterface, dynamicClient dynamic.Interface) error {
 	return confighelpers.Bootstrap(ctx, discoveryClient, dynamicClient, sets.New[string](), fs)
+}
+
+// Schemas returns the APIResourceSchemas an APIExport of root:fleet serves:
+// what every workspace binding the export serves, whatever else it holds.
+func Schemas(export string) ([]apisv1alpha1.APIResourceSchema, error) {
+	file := "apiresourceschemas-" + export + ".yaml"
+	raw, err := fs.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	decoder := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+	var schemas []apisv1alpha1.APIResourceSchema
+	for {
+		var s apisv1alpha1.APIResourceSchema
+		err := decoder.Decode(&s)
+		if errors.Is(err, io.EOF) {
+			return schemas, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		schemas = append(schemas, s)
+	}
 }

@@ -70,8 +70,9 @@ type Workspace struct {
 // write it forwards to the workspace); straight to the workspace it is one.
 // The objects and their resource versions are the same either way. Reads
 // wait until the cache has synced (SyncedReader); kinds are mapped by the
-// workspace's own mapper, which shares what it discovers with the other
-// workspaces (the view's mapper would discover them again, per workspace).
+// workspace's own mapper, which maps the placement kinds as Fleetplane
+// serves them, whatever the workspace adds (the view's mapper would
+// discover them again, per workspace).
 func (w *Workspace) CachedClient(view cluster.Cluster) (client.Client, error) {
 	w.cachedMu.Lock()
 	defer w.cachedMu.Unlock()

@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/restmapper"
+
+	fleetconfig "github.com/fleetplane/fleetplane/config/fleet"
 )
 
 // lazyMapper maps the kinds of one workspace from the discovery of only the
@@ -24,8 +26,9 @@ import (
 // changed). A mapper of every API a workspace serves, built from its whole
 // discovery, held ~250 KB for each of hundreds of team workspaces, most of
 // which place namespaces and core kinds only; and a group maps the same in
-// most workspaces (the core kinds, Fleetplane's own APIs), so workspaces
-// that serve a group alike share one mapper of it (groupMappers).
+// most workspaces (the core kinds), so workspaces that serve a group alike
+// share one mapper of it (groupMappers). The placement group is mapped as
+// Fleetplane serves it, never discovered (placementGroup).
 type lazyMapper struct {
 	discovery discovery.DiscoveryInterface
 
@@ -57,6 +60,10 @@ func (m *lazyMapper) Reset() {
 // not known yet or again is set (a kind was not found in what is known);
 // fresh tells that it was discovered now, for this caller alone.
 func (m *lazyMapper) group(name string, again bool) (g *groupMapper, fresh bool, err error) {
+	if name == fleetconfig.PlacementExport {
+		g, err := placementGroup()
+		return g, true, err // never discovered: nothing to look up again
+	}
 	m.mu.RLock()
 	g, ok := m.groups[name]
 	resets := m.resets
@@ -137,6 +144,11 @@ func (m *lazyMapper) RESTMappings(gk schema.GroupKind, versions ...string) ([]*m
 
 // ResourceSingularizer names no group: it answers from the groups known.
 func (m *lazyMapper) ResourceSingularizer(resource string) (string, error) {
+	if g, err := placementGroup(); err == nil {
+		if singular, err := g.ResourceSingularizer(resource); err == nil {
+			return singular, nil
+		}
+	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	for _, g := range m.groups {

@@ -198,3 +198,42 @@ func (d *slowDiscovery) ServerGroups() (*metav1.APIGroupList, error) {
 	time.Sleep(50 * time.Millisecond)
 	return d.FakeDiscovery.ServerGroups()
 }
+
+// A team's own CRD in the placement group, with a placement kind under
+// another plural, must not change where the hub reads and writes that kind.
+func TestLazyMapperMapsThePlacementGroupAsFleetplaneServesIt(t *testing.T) {
+	hijack := metav1.APIResource{Name: "hijacks", SingularName: "hijack", Kind: "ClusterResourcePlacement", Namespaced: true}
+	d := served(resourceList("placement.kubernetes-fleet.io/v1beta1", hijack))
+	m := NewLazyMapper(d)
+
+	for kind, want := range map[string]struct {
+		resource   string
+		namespaced bool
+	}{
+		"ClusterResourcePlacement": {"clusterresourceplacements", false},
+		"ResourcePlacement":        {"resourceplacements", true},
+		"ResourceOverride":         {"resourceoverrides", true},
+	} {
+		mapping, err := m.RESTMapping(schema.GroupKind{Group: "placement.kubernetes-fleet.io", Kind: kind}, "v1beta1")
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		namespaced := mapping.Scope.Name() == meta.RESTScopeNameNamespace
+		if mapping.Resource.Resource != want.resource || namespaced != want.namespaced {
+			t.Errorf("%s mapped to %v (namespaced %t), want %s (namespaced %t)", kind, mapping.Resource, namespaced, want.resource, want.namespaced)
+		}
+	}
+	if _, err := m.KindFor(schema.GroupVersionResource{Group: "placement.kubernetes-fleet.io", Version: "v1beta1", Resource: "hijacks"}); !meta.IsNoMatchError(err) {
+		t.Errorf("the team's plural in the placement group: %v, want no match", err)
+	}
+	preferred, err := m.RESTMapping(schema.GroupKind{Group: "placement.kubernetes-fleet.io", Kind: "Work"})
+	if err != nil || preferred.Resource.Version != "v1" {
+		t.Errorf("Work in the preferred version: %v, %v; want v1", preferred, err)
+	}
+	if n := discoveries(d); n != 0 {
+		t.Errorf("the placement group was discovered %d times", n)
+	}
+	if singular, err := m.ResourceSingularizer("resourceplacements"); err != nil || singular != "resourceplacement" {
+		t.Errorf("singular of resourceplacements: %q, %v", singular, err)
+	}
+}

@@ -3,11 +3,13 @@ package placement
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
@@ -80,6 +82,52 @@ var _ = Describe("Custom resources a team defines in its workspace", func() {
 		Eventually(func(g Gomega) {
 			expectAvailableUntrackable(g, t.getCRP(g, "widgets"), []string{"member-1"}, selected, "2")
 			g.Expect(memberWidgetSize(g, group, ns, "large")).To(BeEquivalentTo(3))
+		}).Should(Succeed())
+	})
+})
+
+var _ = Describe("A team's CRD in the placement API group", func() {
+	It("is refused, and the hub keeps reading and writing the team's placements", func() {
+		t := newTeam("crdclash")
+		ns, selected := t.appNamespace("crdclash")
+		t.place(newCRP("clash", pickFixed("member-1"), namespaceSelector(ns)))
+		Eventually(func(g Gomega) {
+			expectAvailable(g, t.getCRP(g, "clash"), []string{"member-1"}, selected, "0")
+		}).Should(Succeed())
+
+		By("the team defining a kind ClusterResourcePlacement of its own in placement.kubernetes-fleet.io/v1beta1")
+		crd := &apiextensionsv1.CustomResourceDefinition{
+			ObjectMeta: metav1.ObjectMeta{Name: "hijacks.placement.kubernetes-fleet.io"},
+			Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+				Group: "placement.kubernetes-fleet.io",
+				Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "hijacks", Singular: "hijack",
+					Kind: "ClusterResourcePlacement", ListKind: "HijackList"},
+				Scope: apiextensionsv1.ClusterScoped,
+				Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+					Name: "v1beta1", Served: true, Storage: true,
+					Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+						Type: "object", XPreserveUnknownFields: ptr.To(true),
+					}},
+				}},
+			},
+		}
+		t.create(crd)
+		By("kcp refusing the kind, which the workspace's binding already serves")
+		Eventually(func(g Gomega) {
+			got := &apiextensionsv1.CustomResourceDefinition{}
+			g.Expect(t.c.Get(ctx(), client.ObjectKeyFromObject(crd), got)).To(Succeed())
+			accepted := apihelpers.FindCRDCondition(got, apiextensionsv1.NamesAccepted)
+			g.Expect(accepted).NotTo(BeNil())
+			g.Expect(accepted.Status).To(Equal(apiextensionsv1.ConditionFalse))
+			g.Expect(accepted.Reason).To(Equal("KindConflict"))
+			g.Expect(apihelpers.IsCRDConditionTrue(got, apiextensionsv1.Established)).To(BeFalse())
+		}).Should(Succeed())
+
+		By("changing what the placement selects: the hub still writes the placement's status")
+		t.updateConfigMap(ns, "settings", func(cm *corev1.ConfigMap) { cm.Data["color"] = "blue" })
+		Eventually(func(g Gomega) {
+			expectAvailable(g, t.getCRP(g, "clash"), []string{"member-1"}, selected, "1")
+			g.Expect(configMapOn(g, "member-1", ns, "settings").Data).To(HaveKeyWithValue("color", "blue"))
 		}).Should(Succeed())
 	})
 })
