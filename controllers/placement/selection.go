@@ -162,9 +162,14 @@ func termGVK(t placementv1beta1.ResourceSelectorTerm) schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: t.Group, Version: t.Version, Kind: t.Kind}
 }
 
-// mapping maps a selected kind. The workspace's mapper looks a kind it does
-// not know yet (a freshly created CRD or binding) up in discovery itself.
+// mapping maps a selected kind, refusing kinds the fleet never places
+// first (whether the workspace serves them or not). The workspace's mapper
+// looks a kind it does not know yet (a freshly created CRD or binding) up in
+// discovery itself.
 func (s *selector) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	if skipKind(gvk.GroupKind()) {
+		return nil, invalid("%s cannot be placed", gvk.Kind)
+	}
 	m, err := s.ws.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) {
 		return nil, invalid("the workspace does not serve %s; check group, version and kind", gvk)
@@ -184,9 +189,6 @@ func (s *selector) namespaced(gvk schema.GroupVersionKind) (bool, error) {
 // matches (all of the kind when neither is set).
 func (s *selector) pick(ctx context.Context, t placementv1beta1.ResourceSelectorTerm, namespace string, wantClusterScoped bool) ([]*unstructured.Unstructured, error) {
 	gvk := termGVK(t)
-	if skipKind(gvk.GroupKind()) {
-		return nil, invalid("%s cannot be placed", gvk.Kind)
-	}
 	m, err := s.mapping(gvk)
 	if err != nil {
 		return nil, err

@@ -253,6 +253,11 @@ func TestSelectResources(t *testing.T) {
 			wantErr: "Pod cannot be placed",
 		},
 		{
+			name:    "a kind of its own a team defines in the placement group is never placed",
+			terms:   []placementv1beta1.ResourceSelectorTerm{term("placement.kubernetes-fleet.io/v1beta1", "Gizmo", "")},
+			wantErr: "Gizmo cannot be placed",
+		},
+		{
 			name:    "a malformed label selector is invalid",
 			terms:   []placementv1beta1.ResourceSelectorTerm{labelled(clusterRoles, map[string]string{"team": "not a value!"})},
 			wantErr: "labelSelector of ClusterRole",

@@ -11,6 +11,7 @@ import (
 	"github.com/kcp-dev/kcp/pkg/informer"
 	metadataclient "github.com/kcp-dev/kcp/pkg/metadata"
 	kcpserver "github.com/kcp-dev/kcp/pkg/server"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -79,6 +80,8 @@ func crdNamesOnly(obj any) (any, error) {
 		return obj, nil // a tombstone
 	}
 	crd.ManagedFields = nil
+	// A CRD applied client-side carries a whole copy of itself here.
+	delete(crd.Annotations, corev1.LastAppliedConfigAnnotation)
 	crd.Spec.Conversion = nil
 	for i := range crd.Spec.Versions {
 		v := &crd.Spec.Versions[i]

@@ -3,6 +3,7 @@ package server
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,7 +14,8 @@ import (
 // names, scope, versions and Established condition; the schemas are dropped.
 func TestCRDNamesOnlyKeepsWhatDiscoveryReads(t *testing.T) {
 	crd := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.com", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}},
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.com", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+			Annotations: map[string]string{corev1.LastAppliedConfigAnnotation: "{}", "team": "a"}},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
 			Group: "example.com",
 			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Singular: "widget", Kind: "Widget"},
@@ -42,7 +44,8 @@ func TestCRDNamesOnlyKeepsWhatDiscoveryReads(t *testing.T) {
 	if len(kept.Spec.Versions) != 2 || kept.Spec.Versions[0].Name != "v1" || !kept.Spec.Versions[0].Served || kept.Spec.Versions[1].Served {
 		t.Errorf("versions: %+v", kept.Spec.Versions)
 	}
-	if kept.Spec.Versions[0].Schema != nil || kept.Spec.Versions[0].AdditionalPrinterColumns != nil || kept.Spec.Conversion != nil || kept.ManagedFields != nil {
+	if kept.Spec.Versions[0].Schema != nil || kept.Spec.Versions[0].AdditionalPrinterColumns != nil || kept.Spec.Conversion != nil || kept.ManagedFields != nil ||
+		len(kept.Annotations) != 1 {
 		t.Errorf("schemas and the rest are kept: %+v", kept)
 	}
 

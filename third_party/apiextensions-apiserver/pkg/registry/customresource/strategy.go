@@ -60,9 +60,9 @@ type customResourceStrategy struct {
 	runtime.ObjectTyper
 	names.NameGenerator
 
-	namespaceScoped    bool
-	validator          customResourceValidator
-	structuralSchema   *structuralschema.Structural
+	namespaceScoped  bool
+	validator        customResourceValidator
+	structuralSchema *structuralschema.Structural
 	// Fleetplane: compiled at the first validation, not when the version is
 	// first served (see the README of this copy).
 	celValidator       func() *cel.Validator
