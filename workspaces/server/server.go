@@ -210,18 +210,10 @@ var kcpControllersButQuota = []string{
 // embeddedEtcdSnapshotCount is how many writes the embedded etcd takes
 // between snapshots. etcd keeps every raft entry since its last snapshot in
 // memory; the 100,000 of etcd v3.5 (heartbeats, Work and status writes of a
-// large fleet fill them in minutes) cost the hub hundreds of MB; with 10,000
-// (etcd v3.6's default) an idle hub, which writes little, kept the entries
-// of its start-up (the API schemas among them, ~29 MB) for hours. A
-// snapshot of the embedded etcd is cheap: its data is in its database.
-const embeddedEtcdSnapshotCount = 1000
-
-// embeddedEtcdCatchUpEntries is how many raft entries etcd keeps in memory
-// after a snapshot, for slow followers to catch up from (5,000 by default).
-// The embedded etcd is a single member: it has no followers.
-const embeddedEtcdCatchUpEntries = 100
+// large fleet fill them in minutes) cost the hub hundreds of MB. 10,000 is
+// etcd v3.6's default.
+const embeddedEtcdSnapshotCount = 10000
 
 func tuneEmbeddedEtcd(cfg *embed.Config) {
 	cfg.SnapshotCount = embeddedEtcdSnapshotCount
-	cfg.SnapshotCatchUpEntries = embeddedEtcdCatchUpEntries
 }
