@@ -107,7 +107,7 @@ test: build test-unit test-e2e
 
 test-unit:
 	$(GO) test ./apis/... ./cmd/... ./config/... ./metrics/... ./workspaces/... ./controllers/... ./syncer/... \
-		github.com/kcp-dev/kcp/pkg/informer github.com/kcp-dev/apimachinery/v2/pkg/client github.com/kcp-dev/apimachinery/v2/pkg/cache
+		github.com/kcp-dev/kcp/pkg/informer github.com/kcp-dev/kcp/pkg/reconciler/garbagecollector github.com/kcp-dev/apimachinery/v2/pkg/client github.com/kcp-dev/apimachinery/v2/pkg/cache
 
 test-e2e: build cluster-bins
 	# -p 1: one suite at a time (they are heavy) and streamed output.

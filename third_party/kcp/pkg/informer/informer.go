@@ -834,6 +834,14 @@ func byGroupVersionResourceIndexFunc(obj interface{}) ([]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("%T is not a CustomResourceDefinition", obj)
 	}
+	// Fleetplane: a CRD that is not established (its names refused, say
+	// because they clash with an API the workspace binds) serves nothing.
+	// Indexed, its resource went into the REST mapper shared by every
+	// workspace's garbage collector, where it could win the mapping of a
+	// kind another workspace serves under another name.
+	if !crdIsEstablished(crd) {
+		return nil, nil
+	}
 
 	ret := make([]string, 0, len(crd.Spec.Versions))
 	for _, v := range crd.Spec.Versions {

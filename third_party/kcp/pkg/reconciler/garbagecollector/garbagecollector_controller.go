@@ -250,7 +250,8 @@ func (c *Controller) startGarbageCollectorForLogicalCluster(ctx context.Context,
 	garbageCollector, err := garbagecollector.NewGarbageCollector(
 		ctx,
 		kubeClient,
-		c.metadataClient.Cluster(clusterName.Path()),
+		// Fleetplane: owners whose resource is not served are not gone.
+		servedLookups{c.metadataClient.Cluster(clusterName.Path())},
 		c.dynamicDiscoverySharedInformerFactory.RESTMapper(),
 		c.ignoredResources,
 		// Fleetplane: scoped to the workspace's context (backported from kcp
