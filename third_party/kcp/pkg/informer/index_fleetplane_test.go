@@ -19,7 +19,11 @@ package informer
 import (
 	"testing"
 
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/cache"
 )
 
 // Fleetplane: a CRD whose names were refused serves nothing and maps nothing:
@@ -41,5 +45,51 @@ func TestOnlyEstablishedCRDsAreIndexed(t *testing.T) {
 	keys, err := byGroupVersionResourceIndexFunc(crd)
 	if err != nil || len(keys) != 1 || keys[0] != "placement.kubernetes-fleet.io/v1beta1/hijacks" {
 		t.Errorf("an established CRD is indexed as %v (%v), want its served version only", keys, err)
+	}
+}
+
+// Fleetplane: a resource that the CRDs of two workspaces give different
+// kinds is left out of discovery (and so of the REST mapper every garbage
+// collector shares); one they agree on, and a built-in one, stay.
+func TestResourcesWhoseCRDsDisagreeAreLeftOut(t *testing.T) {
+	crd := func(cluster, plural, kind string) *apiextensionsv1.CustomResourceDefinition {
+		c := &apiextensionsv1.CustomResourceDefinition{Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group:    "placement.kubernetes-fleet.io",
+			Names:    apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: kind},
+			Scope:    apiextensionsv1.ClusterScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1beta1", Served: true}},
+		}}
+		c.Name = plural + "." + c.Spec.Group
+		c.Annotations = map[string]string{"kcp.io/cluster": cluster}
+		c.Status.Conditions = []apiextensionsv1.CustomResourceDefinitionCondition{{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue}}
+		return c
+	}
+	indexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{byGroupVersionResourceIndex: byGroupVersionResourceIndexFunc})
+	for _, c := range []*apiextensionsv1.CustomResourceDefinition{
+		crd("bound", "clusterresourceplacements", "ClusterResourcePlacement"),
+		crd("bound", "clusterresourcesnapshots", "ClusterResourceSnapshot"),
+		crd("other-team", "clusterresourceplacements", "ClusterResourcePlacement"),
+		// A team's own CRD that reuses a resource name under a placement kind.
+		crd("team-child", "clusterresourcesnapshots", "ClusterResourcePlacement"),
+	} {
+		if err := indexer.Add(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gvrs := (&crdGVRSource{crdIndexer: indexer}).GVRs()
+	placements := gvrFor("placement.kubernetes-fleet.io", "v1beta1", "clusterresourceplacements")
+	if got := gvrs[placements]; got.Names.Kind != "ClusterResourcePlacement" {
+		t.Errorf("a resource its CRDs agree on: %+v", got)
+	}
+	if got, ok := gvrs[gvrFor("placement.kubernetes-fleet.io", "v1beta1", "clusterresourcesnapshots")]; ok {
+		t.Errorf("a resource its CRDs give two kinds is discovered as %+v", got)
+	}
+	if _, ok := gvrs[gvrFor("", "v1", "configmaps")]; !ok {
+		t.Error("built-in resources are missing")
+	}
+	mapper := restmapper.NewDiscoveryRESTMapper(gvrsToDiscoveryData(gvrs).apiGroupResources)
+	m, err := mapper.RESTMapping(schema.GroupKind{Group: "placement.kubernetes-fleet.io", Kind: "ClusterResourcePlacement"}, "v1beta1")
+	if err != nil || m.Resource.Resource != "clusterresourceplacements" {
+		t.Errorf("ClusterResourcePlacement maps to %v (%v)", m, err)
 	}
 }

@@ -903,9 +903,36 @@ func (s *crdGVRSource) GVRs() map[schema.GroupVersionResource]GVRPartialMetadata
 		}
 		// We assume CRDs partial metadata for the same GVR are constant
 		crd := obj[0]
-		result[gvr] = withGVRPartialMetadata(crd.Spec.Scope, crd.Spec.Names.Kind, crd.Spec.Names.Singular)
+		metadata := withGVRPartialMetadata(crd.Spec.Scope, crd.Spec.Names.Kind, crd.Spec.Names.Singular)
+		// Fleetplane: workspaces define their CRDs independently, and every
+		// workspace's garbage collector maps kinds from this one list. A
+		// resource whose CRDs give it different kinds or scopes could map
+		// one workspace's kind to a resource another workspace serves as
+		// something else, whose NotFound the collector takes as the owner
+		// gone: it is left out (its objects are not collected meanwhile)
+		// rather than guessed. A built-in resource is served as built in,
+		// whatever a CRD of its name says.
+		if _, builtIn := builtInInformableTypes[gvr]; builtIn {
+			continue
+		}
+		if !sameKindAndScope(obj) {
+			utilruntime.HandleError(fmt.Errorf("the CRDs serving %s disagree on its kind or scope: it is left out of the resources kcp's controllers discover", gvr))
+			continue
+		}
+		result[gvr] = metadata
 	}
 	return result
+}
+
+// Fleetplane: sameKindAndScope tells whether CRDs of one resource agree on
+// its kind and scope.
+func sameKindAndScope(crds []*apiextensionsv1.CustomResourceDefinition) bool {
+	for _, crd := range crds[1:] {
+		if crd.Spec.Scope != crds[0].Spec.Scope || crd.Spec.Names.Kind != crds[0].Spec.Names.Kind {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *crdGVRSource) Ready() bool {

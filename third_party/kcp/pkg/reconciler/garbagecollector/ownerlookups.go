@@ -61,8 +61,8 @@ func (r servedNamespaced) Get(ctx context.Context, name string, opts metav1.GetO
 
 // objectNotFound keeps a NotFound the API answered about the object asked
 // for, and turns any other (the server's plain "404 page not found" for a
-// path nothing serves, which the client fills in with the name asked for)
-// into an error that is not one.
+// path nothing serves, which the client reports with an
+// UnexpectedServerResponse cause) into an error that is not one.
 func objectNotFound(name string, err error) error {
 	var status kerrors.APIStatus
 	if !kerrors.IsNotFound(err) || !errors.As(err, &status) {

@@ -32,12 +32,18 @@ func TestObjectNotFoundTellsAGoneOwnerFromAnUnservedResource(t *testing.T) {
 	if err := objectNotFound("app", gone); !kerrors.IsNotFound(err) {
 		t.Errorf("the API's NotFound about the owner: %v, want it kept", err)
 	}
-	// What client-go makes of the plain 404 of a path nothing serves.
-	unserved := kerrors.NewGenericServerResponse(http.StatusNotFound, "GET",
-		schema.GroupResource{Group: "placement.kubernetes-fleet.io", Resource: "hijacks"}, "app", "404 page not found", 0, true)
-	err := objectNotFound("app", unserved)
-	if kerrors.IsNotFound(err) || !kerrors.IsServiceUnavailable(err) {
-		t.Errorf("a resource not served: %v, want a retriable error that is not NotFound", err)
+	// What client-go makes of the plain 404 of a path nothing serves: the
+	// metadata client builds absolute paths, so neither the resource nor
+	// the name is filled in; a client that fills them in is covered too.
+	for _, unserved := range []error{
+		kerrors.NewGenericServerResponse(http.StatusNotFound, "GET", schema.GroupResource{}, "", "404 page not found", 0, true),
+		kerrors.NewGenericServerResponse(http.StatusNotFound, "GET",
+			schema.GroupResource{Group: "placement.kubernetes-fleet.io", Resource: "hijacks"}, "app", "404 page not found", 0, true),
+	} {
+		err := objectNotFound("app", unserved)
+		if kerrors.IsNotFound(err) || !kerrors.IsServiceUnavailable(err) {
+			t.Errorf("a resource not served: %v, want a retriable error that is not NotFound", err)
+		}
 	}
 	if err := objectNotFound("app", kerrors.NewNotFound(placements, "other")); kerrors.IsNotFound(err) {
 		t.Errorf("a NotFound about another object: %v, want it not taken as the owner's", err)
