@@ -48,47 +48,60 @@ func TestOnlyEstablishedCRDsAreIndexed(t *testing.T) {
 	}
 }
 
-// Fleetplane: a resource that the CRDs of two workspaces give different
-// kinds is left out of discovery (and so of the REST mapper every garbage
-// collector shares); one they agree on, and a built-in one, stay.
-func TestResourcesWhoseCRDsDisagreeAreLeftOut(t *testing.T) {
-	crd := func(cluster, plural, kind string) *apiextensionsv1.CustomResourceDefinition {
+// Fleetplane: the platform's CRDs (bound from APIExports) decide a
+// resource's kind; tenants' CRDs can neither change it, nor take a
+// platform kind under another name; a resource only tenants define and
+// disagree on is left out.
+func TestTenantCRDsCannotTakeThePlatformsKinds(t *testing.T) {
+	crd := func(cluster, group, plural, kind string) *apiextensionsv1.CustomResourceDefinition {
 		c := &apiextensionsv1.CustomResourceDefinition{Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group:    "placement.kubernetes-fleet.io",
+			Group:    group,
 			Names:    apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: kind},
 			Scope:    apiextensionsv1.ClusterScoped,
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1beta1", Served: true}},
 		}}
-		c.Name = plural + "." + c.Spec.Group
+		c.Name = plural + "." + group
 		c.Annotations = map[string]string{"kcp.io/cluster": cluster}
 		c.Status.Conditions = []apiextensionsv1.CustomResourceDefinitionCondition{{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue}}
 		return c
 	}
+	const fleet = "placement.kubernetes-fleet.io"
 	indexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{byGroupVersionResourceIndex: byGroupVersionResourceIndexFunc})
 	for _, c := range []*apiextensionsv1.CustomResourceDefinition{
-		crd("bound", "clusterresourceplacements", "ClusterResourcePlacement"),
-		crd("bound", "clusterresourcesnapshots", "ClusterResourceSnapshot"),
-		crd("other-team", "clusterresourceplacements", "ClusterResourcePlacement"),
-		// A team's own CRD that reuses a resource name under a placement kind.
-		crd("team-child", "clusterresourcesnapshots", "ClusterResourcePlacement"),
+		crd("system:bound-crds", fleet, "clusterresourceplacements", "ClusterResourcePlacement"),
+		crd("system:bound-crds", fleet, "clusterresourcesnapshots", "ClusterResourceSnapshot"),
+		// A team's child workspace, which binds nothing, reusing a resource
+		// name under a placement kind, and a kind under another name.
+		crd("team-child", fleet, "clusterresourcesnapshots", "ClusterResourcePlacement"),
+		crd("team-child", fleet, "zclusterresourceplacements", "ClusterResourcePlacement"),
+		// Two teams' own resource of one name, with two kinds.
+		crd("team-a", "example.com", "widgets", "Widget"),
+		crd("team-b", "example.com", "widgets", "Gadget"),
+		crd("team-a", "example.com", "gizmos", "Gizmo"),
 	} {
 		if err := indexer.Add(c); err != nil {
 			t.Fatal(err)
 		}
 	}
 	gvrs := (&crdGVRSource{crdIndexer: indexer}).GVRs()
-	placements := gvrFor("placement.kubernetes-fleet.io", "v1beta1", "clusterresourceplacements")
-	if got := gvrs[placements]; got.Names.Kind != "ClusterResourcePlacement" {
-		t.Errorf("a resource its CRDs agree on: %+v", got)
+	for resource, kind := range map[string]string{"clusterresourceplacements": "ClusterResourcePlacement", "clusterresourcesnapshots": "ClusterResourceSnapshot"} {
+		if got := gvrs[gvrFor(fleet, "v1beta1", resource)]; got.Names.Kind != kind {
+			t.Errorf("%s: %+v, want kind %s", resource, got, kind)
+		}
 	}
-	if got, ok := gvrs[gvrFor("placement.kubernetes-fleet.io", "v1beta1", "clusterresourcesnapshots")]; ok {
-		t.Errorf("a resource its CRDs give two kinds is discovered as %+v", got)
+	for _, left := range []schema.GroupVersionResource{gvrFor(fleet, "v1beta1", "zclusterresourceplacements"), gvrFor("example.com", "v1beta1", "widgets")} {
+		if got, ok := gvrs[left]; ok {
+			t.Errorf("%s is discovered as %+v, want it left out", left, got)
+		}
+	}
+	if got := gvrs[gvrFor("example.com", "v1beta1", "gizmos")]; got.Names.Kind != "Gizmo" {
+		t.Errorf("a tenant's resource nobody disputes: %+v", got)
 	}
 	if _, ok := gvrs[gvrFor("", "v1", "configmaps")]; !ok {
 		t.Error("built-in resources are missing")
 	}
 	mapper := restmapper.NewDiscoveryRESTMapper(gvrsToDiscoveryData(gvrs).apiGroupResources)
-	m, err := mapper.RESTMapping(schema.GroupKind{Group: "placement.kubernetes-fleet.io", Kind: "ClusterResourcePlacement"}, "v1beta1")
+	m, err := mapper.RESTMapping(schema.GroupKind{Group: fleet, Kind: "ClusterResourcePlacement"}, "v1beta1")
 	if err != nil || m.Resource.Resource != "clusterresourceplacements" {
 		t.Errorf("ClusterResourcePlacement maps to %v (%v)", m, err)
 	}

@@ -888,6 +888,9 @@ func (s *crdGVRSource) GVRs() map[schema.GroupVersionResource]GVRPartialMetadata
 	for gvr, metadata := range builtInInformableTypes {
 		result[gvr] = metadata
 	}
+	// Fleetplane: which resources serve each kind of the platform's APIs.
+	platformKinds := map[schema.GroupVersionKind]schema.GroupVersionResource{}
+	platform := map[schema.GroupVersionResource]bool{}
 	for _, indexedValue := range crdGVRs {
 		parts := strings.Split(indexedValue, "/")
 		gvr := gvrFor(parts[0], parts[1], parts[2])
@@ -901,27 +904,60 @@ func (s *crdGVRSource) GVRs() map[schema.GroupVersionResource]GVRPartialMetadata
 			utilruntime.HandleError(fmt.Errorf("unable to retrieve CRD for GVR: %s", gvr))
 			continue
 		}
-		// We assume CRDs partial metadata for the same GVR are constant
-		crd := obj[0]
-		metadata := withGVRPartialMetadata(crd.Spec.Scope, crd.Spec.Names.Kind, crd.Spec.Names.Singular)
 		// Fleetplane: workspaces define their CRDs independently, and every
 		// workspace's garbage collector maps kinds from this one list. A
-		// resource whose CRDs give it different kinds or scopes could map
-		// one workspace's kind to a resource another workspace serves as
-		// something else, whose NotFound the collector takes as the owner
-		// gone: it is left out (its objects are not collected meanwhile)
-		// rather than guessed. A built-in resource is served as built in,
-		// whatever a CRD of its name says.
+		// tenant's CRD giving a resource of the platform's APIs (bound from
+		// an APIExport, or kcp's own) another kind or scope could map a
+		// kind to a resource another workspace serves as something else,
+		// whose NotFound the collector takes as the owner gone. The
+		// platform's CRDs decide a resource's kind and scope; tenants' CRDs
+		// that disagree among themselves leave the resource out rather than
+		// have it guessed. A built-in resource is served as built in.
 		if _, builtIn := builtInInformableTypes[gvr]; builtIn {
 			continue
 		}
-		if !sameKindAndScope(obj) {
+		crds, fromPlatform := platformFirst(obj)
+		if !sameKindAndScope(crds) {
 			utilruntime.HandleError(fmt.Errorf("the CRDs serving %s disagree on its kind or scope: it is left out of the resources kcp's controllers discover", gvr))
 			continue
 		}
-		result[gvr] = metadata
+		result[gvr] = withGVRPartialMetadata(crds[0].Spec.Scope, crds[0].Spec.Names.Kind, crds[0].Spec.Names.Singular)
+		if fromPlatform {
+			platform[gvr] = true
+			platformKinds[gvr.GroupVersion().WithKind(crds[0].Spec.Names.Kind)] = gvr
+		}
+	}
+	// Fleetplane: a tenant's resource of another name that claims a kind of
+	// the platform's APIs would take that kind's mapping (the last name
+	// wins); it is left out instead.
+	for gvr, metadata := range result {
+		if owner, ok := platformKinds[gvr.GroupVersion().WithKind(metadata.Names.Kind)]; ok && owner != gvr && !platform[gvr] {
+			if _, builtIn := builtInInformableTypes[gvr]; !builtIn {
+				utilruntime.HandleError(fmt.Errorf("%s claims kind %s of %s: it is left out of the resources kcp's controllers discover", gvr, metadata.Names.Kind, owner))
+				delete(result, gvr)
+			}
+		}
 	}
 	return result
+}
+
+// Fleetplane: logical clusters whose CRDs are the platform's: the CRDs of
+// bound APIExports and kcp's own.
+var platformCRDClusters = map[logicalcluster.Name]bool{"system:bound-crds": true, "system:system-crds": true}
+
+// Fleetplane: platformFirst returns the platform's CRDs of a resource if it
+// has any (and true), else all of them.
+func platformFirst(crds []*apiextensionsv1.CustomResourceDefinition) ([]*apiextensionsv1.CustomResourceDefinition, bool) {
+	var own []*apiextensionsv1.CustomResourceDefinition
+	for _, crd := range crds {
+		if platformCRDClusters[logicalcluster.From(crd)] {
+			own = append(own, crd)
+		}
+	}
+	if len(own) > 0 {
+		return own, true
+	}
+	return crds, false
 }
 
 // Fleetplane: sameKindAndScope tells whether CRDs of one resource agree on
