@@ -11,6 +11,8 @@ import (
 	"github.com/kcp-dev/kcp/pkg/informer"
 	metadataclient "github.com/kcp-dev/kcp/pkg/metadata"
 	kcpserver "github.com/kcp-dev/kcp/pkg/server"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/rest"
@@ -40,7 +42,10 @@ func leanMetadataInformers(s *kcpserver.Server) error {
 		return err
 	}
 	crds := kcpapiextensionsinformers.NewSharedInformerFactoryWithOptions(crdClient, 0)
-	source, err := informer.NewCRDGVRSource(crds.Apiextensions().V1().CustomResourceDefinitions().Informer())
+	crdInformer := crds.Apiextensions().V1().CustomResourceDefinitions().Informer()
+	// Cannot fail: the informer has not started.
+	_ = crdInformer.SetTransform(crdNamesOnly)
+	source, err := informer.NewCRDGVRSource(crdInformer)
 	if err != nil {
 		return err
 	}
@@ -63,4 +68,24 @@ func leanMetadataInformers(s *kcpserver.Server) error {
 		crds.Start(ctx.Done())
 		return nil
 	})
+}
+
+// crdNamesOnly keeps of a CRD what the resource discovery reads (group,
+// names, scope, versions, whether it is established) and drops its schemas:
+// a second copy of every API's OpenAPI schema, the workload APIs' among
+// them, in a cache that never reads one.
+func crdNamesOnly(obj any) (any, error) {
+	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
+	if !ok {
+		return obj, nil // a tombstone
+	}
+	crd.ManagedFields = nil
+	// A CRD applied client-side carries a whole copy of itself here.
+	delete(crd.Annotations, corev1.LastAppliedConfigAnnotation)
+	crd.Spec.Conversion = nil
+	for i := range crd.Spec.Versions {
+		v := &crd.Spec.Versions[i]
+		v.Schema, v.AdditionalPrinterColumns, v.SelectableFields = nil, nil, nil
+	}
+	return crd, nil
 }

@@ -120,12 +120,19 @@ func Run(ctx context.Context, opts Options, postStart PostStartFunc) error {
 		return err
 	}
 
+	if !opts.WatchCache {
+		// Built-in resources, CRDs, custom resources.
+		completedConfig.Apis.Generic.RESTOptionsGetter = bookmarkingStorage{completedConfig.Apis.Generic.RESTOptionsGetter}
+		completedConfig.ApiExtensions.GenericConfig.RESTOptionsGetter = bookmarkingStorage{completedConfig.ApiExtensions.GenericConfig.RESTOptionsGetter}
+		completedConfig.ApiExtensions.ExtraConfig.CRDRESTOptionsGetter = bookmarkingStorage{completedConfig.ApiExtensions.ExtraConfig.CRDRESTOptionsGetter}
+	}
+
 	// etcd gets its own context so that it stops only after the API server has
 	// drained; storage decorators need it before NewServer.
 	etcdCtx, stopEtcd := context.WithCancel(context.Background())
 	defer stopEtcd()
 	if completedConfig.EmbeddedEtcd.Config != nil {
-		tuneEmbeddedEtcd(completedConfig.EmbeddedEtcd.Config.Config)
+		tuneEmbeddedEtcd(completedConfig.EmbeddedEtcd.Config.Config, opts.WatchCache)
 		if err := embeddedetcd.NewServer(completedConfig.EmbeddedEtcd).Run(etcdCtx); err != nil {
 			return fmt.Errorf("starting embedded etcd in %s: %w", opts.RootDir, err)
 		}
@@ -210,10 +217,29 @@ var kcpControllersButQuota = []string{
 // embeddedEtcdSnapshotCount is how many writes the embedded etcd takes
 // between snapshots. etcd keeps every raft entry since its last snapshot in
 // memory; the 100,000 of etcd v3.5 (heartbeats, Work and status writes of a
-// large fleet fill them in minutes) cost the hub hundreds of MB. 10,000 is
-// etcd v3.6's default.
-const embeddedEtcdSnapshotCount = 10000
+// large fleet fill them in minutes) cost the hub hundreds of MB; with 10,000
+// (etcd v3.6's default) an idle hub, which writes little, kept the entries
+// of its start-up (the API schemas among them, ~29 MB) for hours. A
+// snapshot of the embedded etcd is cheap: its data is in its database.
+const embeddedEtcdSnapshotCount = 1000
 
-func tuneEmbeddedEtcd(cfg *embed.Config) {
+// embeddedEtcdCatchUpEntries is how many raft entries etcd keeps in memory
+// after a snapshot, for slow followers to catch up from (5,000 by default).
+// The embedded etcd is a single member: it has no followers.
+const embeddedEtcdCatchUpEntries = 100
+
+// embeddedEtcdProgressInterval is how often the embedded etcd tells a watch
+// that has seen no event where the store is: without watch caches the API
+// server passes this on as a bookmark to clients that ask for them (see
+// bookmarkingStorage), and a watch started again from that version makes
+// etcd read back only the writes since. etcd's default is 10 minutes (15
+// seconds did not do better than one minute on an idle hub).
+const embeddedEtcdProgressInterval = time.Minute
+
+func tuneEmbeddedEtcd(cfg *embed.Config, watchCache bool) {
+	if !watchCache { // the caches get kcp's own setting
+		cfg.ExperimentalWatchProgressNotifyInterval = embeddedEtcdProgressInterval
+	}
 	cfg.SnapshotCount = embeddedEtcdSnapshotCount
+	cfg.SnapshotCatchUpEntries = embeddedEtcdCatchUpEntries
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/fleetplane/fleetplane/internal/gcpace"
 	"github.com/fleetplane/fleetplane/metrics"
 	"github.com/fleetplane/fleetplane/workspaces/bootstrap"
 	"github.com/fleetplane/fleetplane/workspaces/server"
@@ -56,6 +57,7 @@ func newStartCommand() *cobra.Command {
 	opts := server.DefaultOptions()
 	ctrlOpts := defaultControllerOptions()
 	metricsOpts := metrics.ServerOptions{BindAddress: ":8080"}
+	pacer := gcpace.Pacer{Min: 25, Max: 100}
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Start the hub and bootstrap the fleet workspaces",
@@ -69,6 +71,9 @@ a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconf
 			defer stop()
 			if _, err := metrics.Serve(ctx, metricsOpts, klog.FromContext(ctx).WithName("metrics"), controllerWorkqueues{}); err != nil {
 				return err
+			}
+			if pacer.Interval > 0 {
+				go pacer.Run(ctx, klog.FromContext(ctx).WithName("gcpace"))
 			}
 			return server.Run(ctx, opts, func(ctx context.Context, loopback *rest.Config) error {
 				if err := bootstrap.Run(ctx, loopback); err != nil {
@@ -96,6 +101,7 @@ a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconf
 	f.BoolVar(&opts.AdmissionWebhooks, "admission-webhooks", opts.AdmissionWebhooks, "call the admission webhooks workspaces configure (off by default: with kcp v0.28.1 it costs about a third of the hub's CPU under load; see docs/hub.md)")
 	f.BoolVar(&opts.WatchCache, "watch-cache", opts.WatchCache, "serve lists and watches from the API server's watch caches instead of etcd (several times the memory under load, no faster; see docs/performance.md)")
 	f.BoolVar(&opts.ResourceQuotas, "resource-quotas", opts.ResourceQuotas, "enforce ResourceQuotas in workspaces (kcp runs a quota controller per workspace: about half of what each team workspace costs the hub; see docs/hub.md)")
+	f.DurationVar(&pacer.Interval, "gc-pace-interval", pacer.Interval, "let the hub's heap grow only by what it allocates in this time before the next garbage collection (GOGC between 25 and 100, fleet_gc_percent): an idle hub keeps less memory for more CPU (e.g. 30s; see docs/operations.md); 0, the default, keeps Go's default (GOGC=100), as does GOGC set in the environment")
 	metricsOpts.AddFlags(f)
 	f.IntVarP(&opts.LogVerbosity, "v", "v", opts.LogVerbosity, "log verbosity")
 	return cmd

@@ -880,7 +880,10 @@ func (r *crdHandler) getOrCreateServingInfoFor(crd *apiextensionsv1.CustomResour
 	if err != nil {
 		utilruntime.HandleError(fmt.Errorf("error building openapi models for %s: %v", crd.Name, err))
 		openAPIModels = nil
-	} else if openAPIModels != nil {
+	} else if openAPIModels != nil && clientgoscheme.Scheme.IsGroupRegistered(crd.Spec.Group) {
+		// Fleetplane: the models by kind serve strategic merge patches
+		// alone, which this handler takes for the client-go scheme's groups
+		// only (README).
 		specV3 := &spec3.OpenAPI{
 			Version: "3.0.0",
 			Info: &spec.Info{
@@ -994,19 +997,8 @@ func (r *crdHandler) getOrCreateServingInfoFor(crd *apiextensionsv1.CustomResour
 			utilruntime.HandleError(err)
 			return nil, fmt.Errorf("the server could not properly serve the CR schema")
 		}
-		var internalSchemaProps *apiextensionsinternal.JSONSchemaProps
-		var internalValidationSchema *apiextensionsinternal.CustomResourceValidation
-		if validationSchema != nil {
-			internalValidationSchema = &apiextensionsinternal.CustomResourceValidation{}
-			if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(validationSchema, internalValidationSchema, nil); err != nil {
-				return nil, fmt.Errorf("failed to convert CRD validation to internal version: %v", err)
-			}
-			internalSchemaProps = internalValidationSchema.OpenAPIV3Schema
-		}
-		validator, _, err := apiservervalidation.NewSchemaValidator(internalSchemaProps)
-		if err != nil {
-			return nil, err
-		}
+		// Fleetplane: built at the version's first validation (README).
+		validator := lazySchemaValidator(crd, v.Name, false)
 
 		var statusSpec *apiextensionsinternal.CustomResourceSubresourceStatus
 		var statusValidator apiservervalidation.SchemaValidator
@@ -1022,12 +1014,9 @@ func (r *crdHandler) getOrCreateServingInfoFor(crd *apiextensionsv1.CustomResour
 				return nil, fmt.Errorf("failed converting CRD status subresource to internal version: %v", err)
 			}
 			// for the status subresource, validate only against the status schema
-			if internalValidationSchema != nil && internalValidationSchema.OpenAPIV3Schema != nil && internalValidationSchema.OpenAPIV3Schema.Properties != nil {
-				if statusSchema, ok := internalValidationSchema.OpenAPIV3Schema.Properties["status"]; ok {
-					statusValidator, _, err = apiservervalidation.NewSchemaValidator(&statusSchema)
-					if err != nil {
-						return nil, err
-					}
+			if validationSchema != nil && validationSchema.OpenAPIV3Schema != nil {
+				if _, ok := validationSchema.OpenAPIV3Schema.Properties["status"]; ok {
+					statusValidator = lazySchemaValidator(crd, v.Name, true)
 				}
 			}
 		}
@@ -1218,13 +1207,8 @@ func (r *crdHandler) getOrCreateServingInfoFor(crd *apiextensionsv1.CustomResour
 		// override scale subresource values
 		// shallow copy
 		scaleScope := *requestScopes[v.Name]
-		scaleConverter := scale.NewScaleConverter()
 		scaleScope.Subresource = "scale"
-		var opts []serializer.CodecFactoryOptionsMutator
-		if utilfeature.DefaultFeatureGate.Enabled(features.CBORServingAndStorage) {
-			opts = append(opts, serializer.WithSerializer(cbor.NewSerializerInfo))
-		}
-		scaleScope.Serializer = serializer.NewCodecFactory(scaleConverter.Scheme(), opts...)
+		scaleScope.Serializer = scaleCodecs()
 		scaleScope.Kind = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
 		scaleScope.Namer = handlers.ContextBasedNaming{
 			Namer:         meta.NewAccessor(),
@@ -1703,4 +1687,37 @@ func buildOpenAPIModelsForApply(staticOpenAPISpec map[string]*spec.Schema, crd *
 		return nil, err
 	}
 	return mergedOpenAPI.Components.Schemas, nil
+}
+
+// scaleCodecs serves the scale subresource of every custom resource
+// (Fleetplane, README): its scheme, built once, holds the autoscaling and
+// apps types with their conversions (~200 KB) and is only read once built.
+var scaleCodecs = sync.OnceValue(func() serializer.CodecFactory {
+	var opts []serializer.CodecFactoryOptionsMutator
+	if utilfeature.DefaultFeatureGate.Enabled(features.CBORServingAndStorage) {
+		opts = append(opts, serializer.WithSerializer(cbor.NewSerializerInfo))
+	}
+	return serializer.NewCodecFactory(scale.NewScaleConverter().Scheme(), opts...)
+})
+
+// lazySchemaValidator validates against the schema of a version of crd (or
+// its status property), read and built at its first use (Fleetplane,
+// README): the serving info holds the CRD anyway, and a validator's schema
+// is about as large again.
+func lazySchemaValidator(crd *apiextensionsv1.CustomResourceDefinition, version string, status bool) apiservervalidation.SchemaValidator {
+	return apiservervalidation.NewLazySchemaValidator(func() (*apiextensionsinternal.JSONSchemaProps, error) {
+		validationSchema, err := apiextensionshelpers.GetSchemaForVersion(crd, version)
+		if err != nil || validationSchema == nil {
+			return nil, err
+		}
+		internal := &apiextensionsinternal.CustomResourceValidation{}
+		if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(validationSchema, internal, nil); err != nil {
+			return nil, fmt.Errorf("failed to convert CRD validation to internal version: %w", err)
+		}
+		if !status || internal.OpenAPIV3Schema == nil {
+			return internal.OpenAPIV3Schema, nil
+		}
+		statusSchema := internal.OpenAPIV3Schema.Properties["status"]
+		return &statusSchema, nil
+	})
 }

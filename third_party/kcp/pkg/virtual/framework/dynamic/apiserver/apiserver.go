@@ -19,6 +19,7 @@ package apiserver
 import (
 	"errors"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/emicklei/go-restful/v3"
@@ -32,6 +33,7 @@ import (
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/util/openapi"
+	"k8s.io/kube-openapi/pkg/common"
 	generatedopenapi "k8s.io/kubernetes/pkg/generated/openapi"
 
 	virtualcontext "github.com/kcp-dev/kcp/pkg/virtual/framework/context"
@@ -181,12 +183,10 @@ func (c completedConfig) New(virtualWorkspaceName string, delegationTarget gener
 	s.GenericAPIServer.Handler.GoRestfulContainer.Add(discovery.NewLegacyRootAPIHandler(c.GenericConfig.DiscoveryAddresses, s.GenericAPIServer.Serializer, "/api").WebService())
 
 	if !c.GenericConfig.SkipOpenAPIInstallation {
-		getOpenAPIDefinitions := openapi.GetOpenAPIDefinitionsWithoutDisabledFeatures(generatedopenapi.GetOpenAPIDefinitions)
-		namer := openapinamer.NewDefinitionNamer(scheme)
-		openapiv3Config := genericapiserver.DefaultOpenAPIV3Config(getOpenAPIDefinitions, namer)
-		openapiv3Config.Info.Title = "Kubernetes"
-
-		openAPIHandler := newOpenAPIHandler(s.APISetRetriever, s.GenericAPIServer.Handler.GoRestfulContainer, openapiv3Config, DefaultServiceCacheSize, delegateHandler)
+		// Fleetplane: a copy of the shared config, whose fields the
+		// OpenAPI builder may set.
+		openapiv3Config := *sharedOpenAPIV3Config()
+		openAPIHandler := newOpenAPIHandler(s.APISetRetriever, s.GenericAPIServer.Handler.GoRestfulContainer, &openapiv3Config, DefaultServiceCacheSize, delegateHandler)
 
 		s.GenericAPIServer.Handler.NonGoRestfulMux.Handle("/openapi", openAPIHandler)
 		s.GenericAPIServer.Handler.NonGoRestfulMux.HandlePrefix("/openapi/", openAPIHandler)
@@ -198,3 +198,14 @@ func (c completedConfig) New(virtualWorkspaceName string, delegationTarget gener
 	s.GenericAPIServer.Handler.NonGoRestfulMux.HandlePrefix("/api/v1/", crdHandler)
 	return s, nil
 }
+
+// sharedOpenAPIV3Config is built once for every virtual workspace (Fleetplane):
+// its definitions of Kubernetes' types, ~4 MB as a map, are the same for all
+// of them (one scheme, one namer) and only read once built.
+var sharedOpenAPIV3Config = sync.OnceValue(func() *common.OpenAPIV3Config {
+	getOpenAPIDefinitions := openapi.GetOpenAPIDefinitionsWithoutDisabledFeatures(generatedopenapi.GetOpenAPIDefinitions)
+	namer := openapinamer.NewDefinitionNamer(scheme)
+	config := genericapiserver.DefaultOpenAPIV3Config(getOpenAPIDefinitions, namer)
+	config.Info.Title = "Kubernetes"
+	return config
+})

@@ -41,6 +41,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	utilopenapi "k8s.io/apiserver/pkg/util/openapi"
+	kubernetesscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
@@ -111,7 +112,10 @@ func CreateServingInfoFor(genericConfig genericapiserver.CompletedConfig, apiRes
 	if err != nil {
 		utilruntime.HandleError(fmt.Errorf("error building openapi models for %s: %w", gvk.String(), err))
 		openAPIModels = nil
-	} else {
+	} else if kubernetesscheme.Scheme.IsGroupRegistered(gvk.Group) {
+		// Fleetplane: the models by kind serve strategic merge patches
+		// alone, which the handler takes for the client-go scheme's groups
+		// only.
 		modelsByGKV, err = openapi.GetModelsByGKV(openAPIModels)
 		if err != nil {
 			utilruntime.HandleError(fmt.Errorf("error gathering openapi models by GKV for %s: %w", gvk.String(), err))
@@ -156,10 +160,8 @@ func CreateServingInfoFor(genericConfig genericapiserver.CompletedConfig, apiRes
 	internalValidationSchema := &apiextensionsinternal.CustomResourceValidation{
 		OpenAPIV3Schema: internalSchema,
 	}
-	validator, _, err := apiservervalidation.NewSchemaValidator(internalSchema)
-	if err != nil {
-		return nil, err
-	}
+	// Fleetplane: built at the first validation.
+	validator := lazySchemaValidator(apiResourceVersion, false)
 
 	subResourcesValidators := map[string]apiservervalidation.SchemaValidator{}
 
@@ -168,11 +170,8 @@ func CreateServingInfoFor(genericConfig genericapiserver.CompletedConfig, apiRes
 		equivalentResourceRegistry.RegisterKindFor(gvr, "status", gvk)
 		// for the status subresource, validate only against the status schema
 		if internalValidationSchema != nil && internalValidationSchema.OpenAPIV3Schema != nil && internalValidationSchema.OpenAPIV3Schema.Properties != nil {
-			if statusSchema, ok := internalValidationSchema.OpenAPIV3Schema.Properties["status"]; ok {
-				statusValidator, _, err = apiservervalidation.NewSchemaValidator(&statusSchema)
-				if err != nil {
-					return nil, err
-				}
+			if _, ok := internalValidationSchema.OpenAPIV3Schema.Properties["status"]; ok {
+				statusValidator = lazySchemaValidator(apiResourceVersion, true)
 			}
 		}
 		subResourcesValidators["status"] = statusValidator
@@ -386,6 +385,29 @@ func buildOpenAPIV2(apiResourceSchema *apisv1alpha1.APIResourceSchema, apiResour
 		},
 	}
 	return builder.BuildOpenAPIV2(crd, apiResourceVersion.Name, opts)
+}
+
+// lazySchemaValidator validates against the schema of version (or its status
+// property), read and built at its first use (Fleetplane, README): a virtual
+// workspace builds the serving info of every API an export offers at its
+// first request, and a validator's schema is about as large as the
+// APIResourceSchema the informer holds.
+func lazySchemaValidator(version *apisv1alpha1.APIResourceVersion, status bool) apiservervalidation.SchemaValidator {
+	return apiservervalidation.NewLazySchemaValidator(func() (*apiextensionsinternal.JSONSchemaProps, error) {
+		openapiSchema, err := version.GetSchema()
+		if err != nil {
+			return nil, err
+		}
+		internal := &apiextensionsinternal.JSONSchemaProps{}
+		if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(openapiSchema, internal, nil); err != nil {
+			return nil, fmt.Errorf("failed converting CRD validation to internal version: %w", err)
+		}
+		if !status {
+			return internal, nil
+		}
+		statusSchema := internal.Properties["status"]
+		return &statusSchema, nil
+	})
 }
 
 func findAPIResourceVersion(schema *apisv1alpha1.APIResourceSchema, version string) (*apisv1alpha1.APIResourceVersion, bool) {

@@ -1,0 +1,85 @@
+package gcpace
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+)
+
+func TestPercentFollowsTheAllocationRate(t *testing.T) {
+	p := Pacer{Min: 25, Max: 100, Interval: 30 * time.Second}
+	start := time.Unix(1000, 0)
+	const mb = 1 << 20
+	last := heap{at: start, allocated: 1000 * mb, live: 260 * mb}
+	for _, c := range []struct {
+		name    string
+		now     heap
+		percent int
+	}{
+		// 2 MB/s: 60 MB per 30 s is 24% of 260 MB, under the floor.
+		{"idle", heap{at: start.Add(60 * time.Second), allocated: 1120 * mb, live: 260 * mb}, 25},
+		// 5 MB/s: 150 MB per 30 s, 58% of 260 MB.
+		{"some work", heap{at: start.Add(60 * time.Second), allocated: 1300 * mb, live: 260 * mb}, 58},
+		// 200 MB/s: Go's default.
+		{"busy", heap{at: start.Add(2 * time.Second), allocated: 1400 * mb, live: 260 * mb}, 100},
+		{"no time passed", heap{at: start, allocated: 1400 * mb, live: 260 * mb}, 100},
+		{"nothing live yet", heap{at: start.Add(time.Second), allocated: 1400 * mb}, 100},
+	} {
+		if got := p.percent(last, c.now); got != c.percent {
+			t.Errorf("%s: GOGC %d, want %d", c.name, got, c.percent)
+		}
+	}
+}
+
+func TestNotifiedAfterEachCollection(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	collected := make(chan struct{}, 1)
+	notifyAfterCollections(ctx, collected)
+	for i := 0; i < 3; i++ {
+		runtime.GC()
+		select {
+		case <-collected:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no notification after collection %d", i+1)
+		}
+	}
+}
+
+func currentGCPercent() uint64 {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// A process that allocates little gets the floor; when the pacer stops, Go's
+// default comes back.
+func TestRunPacesAndRestores(t *testing.T) {
+	if os.Getenv("GOGC") != "" {
+		t.Skip("GOGC is set in the environment: the pacer stays off")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Pacer{Min: 30, Max: 100, Interval: time.Microsecond}.Run(ctx, logr.Discard())
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for currentGCPercent() != 30 {
+		if time.Now().After(deadline) {
+			t.Fatalf("GOGC %d, want 30", currentGCPercent())
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if got := currentGCPercent(); got != 100 {
+		t.Fatalf("GOGC %d after the pacer stopped, want 100", got)
+	}
+}

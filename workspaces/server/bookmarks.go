@@ -1,0 +1,59 @@
+package server
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
+	"k8s.io/client-go/tools/cache"
+)
+
+// bookmarkingStorage serves watches straight from etcd (the API server runs
+// without watch caches, docs/performance.md) with bookmarks: a watch that
+// asks for them gets etcd's progress notifications as bookmarks, so its
+// client's resource version keeps up while nothing it watches changes.
+// Without them an informer of a quiet resource keeps the version of its
+// first list, and every time its watch times out (each 5 to 10 minutes) it
+// watches again from there: etcd then reads and decodes every write made
+// since, of every resource, to catch the new watch up — on an idle hub with
+// three members, 40 % of everything it allocated.
+type bookmarkingStorage struct {
+	generic.RESTOptionsGetter
+}
+
+func (g bookmarkingStorage) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
+	opts, err := g.RESTOptionsGetter.GetRESTOptions(resource, example)
+	if err != nil || opts.Decorator == nil {
+		return opts, err
+	}
+	decorate := opts.Decorator
+	opts.Decorator = func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(context.Context, runtime.Object) (string, error),
+		newFunc, newListFunc func() runtime.Object, getAttrsFunc storage.AttrFunc, trigger storage.IndexerFuncs, indexers *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
+		s, destroy, err := decorate(config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, trigger, indexers)
+		// A bookmark is an empty object of the resource's type.
+		if err != nil || newFunc == nil {
+			return s, destroy, err
+		}
+		return progressNotifyingStorage{s}, destroy, nil
+	}
+	return opts, nil
+}
+
+type progressNotifyingStorage struct {
+	storage.Interface
+}
+
+// Watch asks etcd for progress notifications when the client asked for
+// bookmarks; the API server passes the notifications on as bookmarks, and
+// to no one else.
+func (s progressNotifyingStorage) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
+	if opts.Predicate.AllowWatchBookmarks {
+		opts.ProgressNotify = true
+	}
+	return s.Interface.Watch(ctx, key, opts)
+}
