@@ -149,10 +149,12 @@ func (d *Detector) Start(ctx context.Context, loopback *rest.Config, fleet clien
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
 	for _, gvr := range gvrs {
 		informer := factory.ForResource(gvr).Informer()
-		if gvr != crdResource {
-			if err := informer.SetTransform(identityOnly); err != nil {
-				return err
-			}
+		transform := identityOnly
+		if gvr == crdResource {
+			transform = crdServing
+		}
+		if err := informer.SetTransform(transform); err != nil {
+			return err
 		}
 		if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 			AddFunc:    d.changed,
@@ -271,6 +273,33 @@ func identityOnly(obj any) (any, error) {
 		out.SetAnnotations(map[string]string{logicalcluster.AnnotationKey: ws})
 	}
 	return out, nil
+}
+
+// crdServing keeps of a CRD its identity and what says which resource it
+// serves (group, names, scope, versions served and stored, conditions):
+// its schemas — most of a CRD, in every workspace — are not needed here.
+func crdServing(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	out, _ := identityOnly(u)
+	crd := out.(*unstructured.Unstructured)
+	for _, field := range [][]string{{"spec", "group"}, {"spec", "names"}, {"spec", "scope"}, {"status", "conditions"}} {
+		if v, found, _ := unstructured.NestedFieldNoCopy(u.Object, field...); found {
+			_ = unstructured.SetNestedField(crd.Object, v, field...)
+		}
+	}
+	field, _, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "versions")
+	versions, _ := field.([]any)
+	served := make([]any, 0, len(versions))
+	for _, v := range versions {
+		if v, ok := v.(map[string]any); ok {
+			served = append(served, map[string]any{"name": v["name"], "served": v["served"], "storage": v["storage"]})
+		}
+	}
+	_ = unstructured.SetNestedSlice(crd.Object, served, "spec", "versions")
+	return crd, nil
 }
 
 // unwrap returns the object of a watch event, deleted ones included.

@@ -144,3 +144,34 @@ func TestIdentityOnlyKeepsWhatSelectionNeeds(t *testing.T) {
 		t.Errorf("identityOnly (-want +got):\n%s", diff)
 	}
 }
+
+// A CRD without its schemas still says which resource it serves, and in
+// which workspace.
+func TestCRDServingKeepsTheServedResource(t *testing.T) {
+	validation := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object"}}
+	full := crd(true,
+		apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1alpha1", Served: true, Schema: validation},
+		apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1", Served: true, Storage: true, Schema: validation})
+	full.Annotations = map[string]string{"kcp.io/cluster": "2abcxyz"}
+	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := crdServing(&unstructured.Unstructured{Object: raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, got, ok := asCRD(kept)
+	if !ok || ws != "2abcxyz" {
+		t.Fatalf("asCRD = %q, %v", ws, ok)
+	}
+	for _, v := range got.Spec.Versions {
+		if v.Schema != nil {
+			t.Fatalf("version %s kept its schema", v.Name)
+		}
+	}
+	gvr, watchable := servedResource(got)
+	if want := (schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}); !watchable || gvr != want {
+		t.Fatalf("servedResource = %v, %v; want %v", gvr, watchable, want)
+	}
+}

@@ -39,7 +39,7 @@ func (f fixedOptions) GetRESTOptions(schema.GroupResource, runtime.Object) (gene
 func decorated(t *testing.T, newFunc func() runtime.Object) (storage.Interface, *watchRecorder) {
 	t.Helper()
 	recorder := &watchRecorder{}
-	opts, err := bookmarkingStorage{fixedOptions{recorder}}.GetRESTOptions(schema.GroupResource{Resource: "configmaps"}, nil)
+	opts, err := bookmarkingStorage{fixedOptions{recorder}, nil}.GetRESTOptions(schema.GroupResource{Resource: "configmaps"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,13 +120,6 @@ func Run(ctx context.Context, opts Options, postStart PostStartFunc) error {
 		return err
 	}
 
-	if !opts.WatchCache {
-		// Built-in resources, CRDs, custom resources.
-		completedConfig.Apis.Generic.RESTOptionsGetter = bookmarkingStorage{completedConfig.Apis.Generic.RESTOptionsGetter}
-		completedConfig.ApiExtensions.GenericConfig.RESTOptionsGetter = bookmarkingStorage{completedConfig.ApiExtensions.GenericConfig.RESTOptionsGetter}
-		completedConfig.ApiExtensions.ExtraConfig.CRDRESTOptionsGetter = bookmarkingStorage{completedConfig.ApiExtensions.ExtraConfig.CRDRESTOptionsGetter}
-	}
-
 	// etcd gets its own context so that it stops only after the API server has
 	// drained; storage decorators need it before NewServer.
 	etcdCtx, stopEtcd := context.WithCancel(context.Background())
@@ -136,6 +129,15 @@ func Run(ctx context.Context, opts Options, postStart PostStartFunc) error {
 		if err := embeddedetcd.NewServer(completedConfig.EmbeddedEtcd).Run(etcdCtx); err != nil {
 			return fmt.Errorf("starting embedded etcd in %s: %w", opts.RootDir, err)
 		}
+	}
+
+	if !opts.WatchCache {
+		// Built-in resources, CRDs, custom resources.
+		clients := &sharedEtcdClients{}
+		defer clients.Close() // runs after the server has stopped, before etcd does
+		completedConfig.Apis.Generic.RESTOptionsGetter = bookmarkingStorage{completedConfig.Apis.Generic.RESTOptionsGetter, clients}
+		completedConfig.ApiExtensions.GenericConfig.RESTOptionsGetter = bookmarkingStorage{completedConfig.ApiExtensions.GenericConfig.RESTOptionsGetter, clients}
+		completedConfig.ApiExtensions.ExtraConfig.CRDRESTOptionsGetter = bookmarkingStorage{completedConfig.ApiExtensions.ExtraConfig.CRDRESTOptionsGetter, clients}
 	}
 
 	s, err := kcpserver.NewServer(completedConfig)
