@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 
 	"github.com/go-logr/logr"
@@ -58,9 +59,10 @@ func nodes(prefix string, n int, cpu, memory string) []localcluster.NodeSpec {
 
 func newCommand() *cobra.Command {
 	var (
-		rootDir string
-		port    int
-		members int
+		rootDir   string
+		port      int
+		members   int
+		heartbeat int
 	)
 	cmd := &cobra.Command{
 		Use:          "fleet-dev",
@@ -71,14 +73,23 @@ func newCommand() *cobra.Command {
 			if members < 0 || members > len(localMembers) {
 				return fmt.Errorf("--members must be between 0 and %d", len(localMembers))
 			}
+			if heartbeat < 1 || heartbeat > 600 {
+				return fmt.Errorf("--heartbeat-period-seconds must be between 1 and 600 (a MemberCluster's limits), got %d", heartbeat)
+			}
+			specs := slices.Clone(localMembers[:members])
+			for i := range specs {
+				specs[i].HeartbeatSeconds = heartbeat
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return run(ctx, rootDir, port, localMembers[:members])
+			return run(ctx, rootDir, port, specs)
 		},
 	}
 	cmd.Flags().StringVar(&rootDir, "root-dir", ".fleet", "state of the hub, the member clusters and their syncers")
 	cmd.Flags().IntVar(&port, "secure-port", 6443, "the hub's HTTPS port")
 	cmd.Flags().IntVar(&members, "members", 3, "how many local member clusters to start")
+	// Quick status for trying things out; joined clusters default to 60.
+	cmd.Flags().IntVar(&heartbeat, "heartbeat-period-seconds", 5, "how often the members' syncers report (1-600; a joined member's default is 60)")
 	return cmd
 }
 
