@@ -35,18 +35,10 @@ func (g bookmarkingStorage) GetRESTOptions(resource schema.GroupResource, exampl
 	if err != nil || opts.Decorator == nil {
 		return opts, err
 	}
-	decorate := opts.Decorator
-	shared := g.clients != nil && undecorated(decorate)
+	decorate := g.clients.decorator(opts.Decorator)
 	opts.Decorator = func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(context.Context, runtime.Object) (string, error),
 		newFunc, newListFunc func() runtime.Object, getAttrsFunc storage.AttrFunc, trigger storage.IndexerFuncs, indexers *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
-		var s storage.Interface
-		var destroy factory.DestroyFunc
-		var err error
-		if shared && g.clients.shareable(config) {
-			s, destroy, err = g.clients.newStorage(config, newFunc, newListFunc, resourcePrefix)
-		} else {
-			s, destroy, err = decorate(config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, trigger, indexers)
-		}
+		s, destroy, err := decorate(config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, trigger, indexers)
 		// A bookmark is an empty object of the resource's type.
 		if err != nil || newFunc == nil {
 			return s, destroy, err

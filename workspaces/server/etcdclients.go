@@ -29,6 +29,7 @@ import (
 	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
 	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/tools/cache"
 	componenttracing "k8s.io/component-base/tracing"
 )
 
@@ -55,8 +56,8 @@ const (
 type sharedEtcdClients struct {
 	mu        sync.Mutex
 	transport *storagebackend.TransportConfig // of the first storage; others must match
-	logger    *zap.Logger
-	stop      context.CancelFunc // the compactor's
+	logger    *zap.Logger                     // set with transport
+	stop      context.CancelFunc              // the compactor's
 	closed    bool
 
 	slots [etcdClientCount]struct {
@@ -86,6 +87,12 @@ func (s *sharedEtcdClients) shareable(c *storagebackend.ConfigForResource) bool 
 			ServerList: c.Transport.ServerList, KeyFile: c.Transport.KeyFile, CertFile: c.Transport.CertFile, TrustedCAFile: c.Transport.TrustedCAFile,
 			TracerProvider: c.Transport.TracerProvider,
 		}
+		// One logger for all clients; set here, before any slot dials.
+		logger, err := logutil.CreateDefaultZapLogger(zapcore.InfoLevel)
+		if err != nil {
+			logger = zap.NewNop()
+		}
+		s.logger = logger.Named("etcd-client")
 	}
 	return reflect.DeepEqual(s.transport.ServerList, c.Transport.ServerList) && s.transport.KeyFile == c.Transport.KeyFile &&
 		s.transport.CertFile == c.Transport.CertFile && s.transport.TrustedCAFile == c.Transport.TrustedCAFile
@@ -153,12 +160,6 @@ func (s *sharedEtcdClients) dial() (*kubernetes.Client, error) {
 	}
 	if s.transport.CertFile == "" && s.transport.KeyFile == "" && s.transport.TrustedCAFile == "" {
 		tlsConfig = nil // the client takes nil for a plain connection
-	}
-	if s.logger == nil {
-		if s.logger, err = logutil.CreateDefaultZapLogger(zapcore.InfoLevel); err != nil {
-			s.logger = zap.NewNop()
-		}
-		s.logger = s.logger.Named("etcd-client")
 	}
 	dialOptions := []grpc.DialOption{
 		grpc.WithBlock(),
@@ -234,6 +235,23 @@ type releasingWatch struct {
 func (w *releasingWatch) Stop() {
 	w.Interface.Stop()
 	w.release()
+}
+
+// decorator replaces the API server's storage without a watch cache (the
+// only one that opens a client per resource) with storage on the shared
+// clients where the resource's config allows; other decorators, and every
+// decorator when s is nil, are kept.
+func (s *sharedEtcdClients) decorator(d generic.StorageDecorator) generic.StorageDecorator {
+	if s == nil || !undecorated(d) {
+		return d
+	}
+	return func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(context.Context, runtime.Object) (string, error),
+		newFunc, newListFunc func() runtime.Object, getAttrsFunc storage.AttrFunc, trigger storage.IndexerFuncs, indexers *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
+		if !s.shareable(config) {
+			return d(config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, trigger, indexers)
+		}
+		return s.newStorage(config, newFunc, newListFunc, resourcePrefix)
+	}
 }
 
 // undecorated tells whether a decorator is the API server's storage without
