@@ -1,12 +1,16 @@
 package server
 
 import (
+	"reflect"
 	"testing"
+
+	"github.com/kcp-dev/logicalcluster/v3"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -51,6 +55,59 @@ func TestCRDNamesOnlyKeepsWhatDiscoveryReads(t *testing.T) {
 
 	tombstone := cache.DeletedFinalStateUnknown{Key: "widgets.example.com", Obj: crd}
 	if got, err := crdNamesOnly(tombstone); err != nil || got != any(tombstone) {
+		t.Errorf("a tombstone: %v, %v", got, err)
+	}
+}
+
+// kcp's garbage collector reads identity, owners and deletion; its
+// permission-claim labeler and workspace mounts read labels and
+// annotations of kcp's domain. The rest of the metadata is dropped.
+func TestLeanMetadataKeepsWhatKcpReads(t *testing.T) {
+	work := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "placement.kubernetes-fleet.io/v1beta1", "kind": "Work",
+		"metadata": map[string]any{
+			"name": "ws1.web-work", "namespace": "fleet-member-m1", "uid": "u-1", "resourceVersion": "7",
+			"generation": int64(1), "creationTimestamp": "2026-11-26T14:29:48Z",
+			"deletionTimestamp": "2026-11-26T15:00:00Z", "deletionGracePeriodSeconds": int64(0),
+			"finalizers":      []any{"kubernetes-fleet.io/work-cleanup"},
+			"ownerReferences": []any{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "u-0"}},
+			"labels": map[string]any{"kubernetes-fleet.io/parent-CRP": "web",
+				"claimed.internal.apis.kcp.io/abc": "def", "app": "web"},
+			"annotations": map[string]any{"kcp.io/cluster": "ws1", "kcp.io/original-api-version": "v1",
+				corev1.LastAppliedConfigAnnotation: "{}", "notkcp.io/x": "y"},
+		},
+	}}
+	got, err := leanMetadata(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean := got.(*unstructured.Unstructured)
+	if logicalcluster.From(lean) != "ws1" || lean.GetName() != "ws1.web-work" || lean.GetNamespace() != "fleet-member-m1" ||
+		lean.GetUID() != "u-1" || lean.GetResourceVersion() != "7" || lean.GetKind() != "Work" ||
+		lean.GetAPIVersion() != "placement.kubernetes-fleet.io/v1beta1" {
+		t.Errorf("identity lost: %v", lean.Object)
+	}
+	if len(lean.GetOwnerReferences()) != 1 || lean.GetOwnerReferences()[0].UID != "u-0" ||
+		len(lean.GetFinalizers()) != 1 || lean.GetDeletionTimestamp() == nil || lean.GetDeletionGracePeriodSeconds() == nil {
+		t.Errorf("owners or deletion lost: %v", lean.Object)
+	}
+	if want := map[string]string{"claimed.internal.apis.kcp.io/abc": "def"}; !reflect.DeepEqual(lean.GetLabels(), want) {
+		t.Errorf("labels %v, want %v", lean.GetLabels(), want)
+	}
+	if want := map[string]string{"kcp.io/cluster": "ws1", "kcp.io/original-api-version": "v1"}; !reflect.DeepEqual(lean.GetAnnotations(), want) {
+		t.Errorf("annotations %v, want %v", lean.GetAnnotations(), want)
+	}
+	if lean.GetGeneration() != 0 || lean.GetCreationTimestamp() != (metav1.Time{}) {
+		t.Errorf("kept what nobody reads: %v", lean.Object)
+	}
+
+	bare := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "c", "labels": map[string]any{"app": "web"}}}}
+	if got, _ := leanMetadata(bare); got.(*unstructured.Unstructured).Object["metadata"].(map[string]any)["labels"] != nil {
+		t.Errorf("an empty label map is kept: %v", got)
+	}
+	tombstone := cache.DeletedFinalStateUnknown{Key: "ns/c", Obj: bare}
+	if got, err := leanMetadata(tombstone); err != nil || got != any(tombstone) {
 		t.Errorf("a tombstone: %v, %v", got, err)
 	}
 }
