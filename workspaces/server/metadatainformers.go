@@ -93,32 +93,43 @@ func crdNamesOnly(obj any) (any, error) {
 
 // keptMetadata are the metadata fields kcp's consumers of the metadata
 // informers read: identity, owners and deletion for the garbage collector.
-var keptMetadata = []string{"name", "namespace", "uid", "resourceVersion",
+var keptMetadata = [...]string{"name", "namespace", "uid", "resourceVersion",
 	"ownerReferences", "finalizers", "deletionTimestamp", "deletionGracePeriodSeconds"}
 
 // leanMetadata keeps of an object its kind, keptMetadata and the labels and
 // annotations of kcp's own domain (the workspace, permission-claim labels,
 // the original API version, mounts); the rest (creation time, generation,
 // managed fields, everyone else's labels and annotations such as
-// kubectl's last applied configuration) no consumer reads. It builds new
-// maps, sized to what they hold, so the decoded ones are freed: a Work's
-// metadata keeps 4 of its 11 labels and annotations.
+// kubectl's last applied configuration) no consumer reads. The decoded
+// maps are freed for new ones of the exact size (a map of up to eight
+// entries is one group): a Work's metadata keeps 6 of its 11 fields and 1
+// of its 11 labels and annotations.
 func leanMetadata(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return obj, nil // a tombstone
 	}
 	in, _ := u.Object["metadata"].(map[string]any)
-	meta := make(map[string]any, len(keptMetadata)+2)
+	var kept [len(keptMetadata) + 2]struct {
+		key   string
+		value any
+	}
+	n := 0
 	for _, f := range keptMetadata {
 		if v, ok := in[f]; ok {
-			meta[f] = v
+			kept[n].key, kept[n].value = f, v
+			n++
 		}
 	}
 	for _, f := range []string{"labels", "annotations"} {
-		if kept := kcpKeys(in[f]); kept != nil {
-			meta[f] = kept
+		if m := kcpKeys(in[f]); m != nil {
+			kept[n].key, kept[n].value = f, m
+			n++
 		}
+	}
+	meta := make(map[string]any, n)
+	for _, e := range kept[:n] {
+		meta[e.key] = e.value
 	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], "metadata": meta}}, nil
@@ -128,16 +139,27 @@ func leanMetadata(obj any) (any, error) {
 // kcp's domain (kcp.io/cluster, claimed.internal.apis.kcp.io/...), or nil.
 func kcpKeys(m any) map[string]any {
 	in, _ := m.(map[string]any)
-	var kept map[string]any
+	n := 0
+	for k := range in {
+		if inKcpDomain(k) {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	kept := make(map[string]any, n)
 	for k, v := range in {
-		domain, _, found := strings.Cut(k, "/")
-		if !found || (domain != "kcp.io" && !strings.HasSuffix(domain, ".kcp.io")) {
-			continue
+		if inKcpDomain(k) {
+			kept[k] = v
 		}
-		if kept == nil {
-			kept = map[string]any{}
-		}
-		kept[k] = v
 	}
 	return kept
+}
+
+// inKcpDomain tells whether a label or annotation key's prefix is kcp.io or
+// one of its subdomains.
+func inKcpDomain(key string) bool {
+	domain, _, found := strings.Cut(key, "/")
+	return found && (domain == "kcp.io" || strings.HasSuffix(domain, ".kcp.io"))
 }
