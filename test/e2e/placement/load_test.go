@@ -205,11 +205,14 @@ var _ = Describe("Load", Serial, func() {
 		})
 		deleteTeams()
 		restoreMembers()
-		// What stays is kcp's history in its watch caches.
+		// Back at the baseline: 274 → 277 MiB live, 614 → 651 MiB resident
+		// in use on 2026-11-26 (docs/reliability.md); what the runtime freed
+		// and has not yet returned to the system is not counted.
 		var after framework.Usage
 		Eventually(func(g Gomega) {
 			after = hubUsage(g)
-			g.Expect(after.Heap).To(BeNumerically("<=", before.Heap*1.35), "heap: before %s, now %s", before, after)
+			g.Expect(after.Live).To(BeNumerically("<=", before.Live*1.1), "live heap: before %s, now %s", before, after)
+			g.Expect(after.InUse()).To(BeNumerically("<=", before.InUse()*1.15), "resident memory in use: before %s, now %s", before, after)
 			gs, _, err := hub.Goroutines()
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(gs.KCPScoped).To(BeNumerically("<=", goroutinesBefore.KCPScoped), "kcp's per-workspace informers: before %s, now %s", goroutinesBefore, gs)
