@@ -29,7 +29,9 @@ import (
 // placement-cluster pair. The factory is kcp's own (its discovery of
 // resources from CRDs, its informers); only the objects it stores are
 // smaller. It must run between kcp's NewServer and Run, before anything
-// takes the factory.
+// takes the factory. kcp's replication of CachedResources would need the
+// labels the informers drop (its label selector, the copies it writes); it
+// runs only behind kcp's CacheAPIs feature gate, which the hub leaves off.
 func leanMetadataInformers(s *kcpserver.Server) error {
 	loopback := rest.CopyConfig(s.MiniAggregator.GenericAPIServer.LoopbackClientConfig)
 	metadata, err := metadataclient.NewDynamicMetadataClusterClientForConfig(rest.AddUserAgent(rest.CopyConfig(loopback), "fleet-partial-metadata-informers"))
@@ -92,7 +94,8 @@ func crdNamesOnly(obj any) (any, error) {
 }
 
 // keptMetadata are the metadata fields kcp's consumers of the metadata
-// informers read: identity, owners and deletion for the garbage collector.
+// informers read: identity, owners and deletion for the garbage collector,
+// the resource version for its patches and workspace mounts.
 var keptMetadata = [...]string{"name", "namespace", "uid", "resourceVersion",
 	"ownerReferences", "finalizers", "deletionTimestamp", "deletionGracePeriodSeconds"}
 
@@ -105,9 +108,11 @@ var keptMetadata = [...]string{"name", "namespace", "uid", "resourceVersion",
 // entries is one group): a Work's metadata keeps 6 of its 11 fields and 1
 // of its 11 labels and annotations.
 func leanMetadata(obj any) (any, error) {
+	// kcp's informers transform every delta: tombstones too, and on
+	// resync objects already lean, which come out the same.
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
-		return obj, nil // a tombstone
+		return obj, nil
 	}
 	in, _ := u.Object["metadata"].(map[string]any)
 	var kept [len(keptMetadata) + 2]struct {
@@ -131,8 +136,14 @@ func leanMetadata(obj any) (any, error) {
 	for _, e := range kept[:n] {
 		meta[e.key] = e.value
 	}
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"], "metadata": meta}}, nil
+	top := make(map[string]any, 3)
+	top["metadata"] = meta
+	for _, f := range []string{"apiVersion", "kind"} {
+		if v, ok := u.Object[f]; ok {
+			top[f] = v
+		}
+	}
+	return &unstructured.Unstructured{Object: top}, nil
 }
 
 // kcpKeys returns the entries of a label or annotation map whose key is in
