@@ -105,7 +105,7 @@ var keptMetadata = [...]string{"name", "namespace", "uid", "resourceVersion",
 // managed fields, everyone else's labels and annotations such as
 // kubectl's last applied configuration) no consumer reads. The decoded
 // maps are freed for new ones of the exact size (a map of up to eight
-// entries is one group): a Work's metadata keeps 6 of its 11 fields and 1
+// entries is one group): a Work's metadata keeps 6 of its 10 fields and 1
 // of its 11 labels and annotations.
 func leanMetadata(obj any) (any, error) {
 	// kcp's informers transform every delta: tombstones too, and on
@@ -114,7 +114,20 @@ func leanMetadata(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
+	top := make(map[string]any, 3)
 	in, _ := u.Object["metadata"].(map[string]any)
+	top["metadata"] = leanObjectMeta(in)
+	for _, f := range []string{"apiVersion", "kind"} {
+		if v, ok := u.Object[f]; ok {
+			top[f] = v
+		}
+	}
+	return &unstructured.Unstructured{Object: top}, nil
+}
+
+// leanObjectMeta returns the kept fields of an object's metadata in a map
+// of their number.
+func leanObjectMeta(in map[string]any) map[string]any {
 	var kept [len(keptMetadata) + 2]struct {
 		key   string
 		value any
@@ -136,14 +149,7 @@ func leanMetadata(obj any) (any, error) {
 	for _, e := range kept[:n] {
 		meta[e.key] = e.value
 	}
-	top := make(map[string]any, 3)
-	top["metadata"] = meta
-	for _, f := range []string{"apiVersion", "kind"} {
-		if v, ok := u.Object[f]; ok {
-			top[f] = v
-		}
-	}
-	return &unstructured.Unstructured{Object: top}, nil
+	return meta
 }
 
 // kcpKeys returns the entries of a label or annotation map whose key is in
