@@ -16,9 +16,10 @@ import (
 // kcp's garbage collector works from the hub's metadata informers, which
 // keep only identity, owners, deletion and kcp's own labels and
 // annotations of each object; owner references must still cascade, in the
-// background and in the foreground, for a team's own objects.
+// background and in the foreground, and be released when orphaning, for a
+// team's own objects (the owners' labels and annotations are dropped).
 var _ = Describe("Garbage collection in a team workspace", func() {
-	It("deletes a team's dependents with their owner, in the background and in the foreground", func(ctx SpecContext) {
+	It("deletes a team's dependents with their owner in the background and in the foreground, and orphans them on request", func(ctx SpecContext) {
 		path, err := hub.CreateTeamWorkspace(ctx, uniqueName("gc"))
 		Expect(err).NotTo(HaveOccurred())
 		team, err := hub.TeamAdmin(ctx, path, "team-gc")
