@@ -25,12 +25,14 @@ all: build
 
 # Without the symbol table and DWARF (stack traces and pprof keep working):
 # a syncer touches 4 MB less of its binary, which is most of its memory.
+# The syncer is also built without cgo, as it ships: without the C library
+# mapped in, an idle syncer is ~1 MB smaller.
 GO_LDFLAGS ?= -s -w
 
 ## build: compile fleet-hub, fleet-syncer and kubectl-fleet (also linked as kubectl-ws) into ./bin
 build:
 	$(GO) build -ldflags '$(GO_LDFLAGS)' -o $(BIN)/fleet-hub ./cmd/fleet-hub
-	$(GO) build -ldflags '$(GO_LDFLAGS)' -o $(BIN)/fleet-syncer ./cmd/fleet-syncer
+	CGO_ENABLED=0 $(GO) build -ldflags '$(GO_LDFLAGS)' -o $(BIN)/fleet-syncer ./cmd/fleet-syncer
 	$(GO) build -ldflags '$(GO_LDFLAGS)' -o $(BIN)/fleet-dev ./cmd/fleet-dev
 	$(GO) build -ldflags '$(GO_LDFLAGS)' -o $(BIN)/kubectl-fleet ./cmd/kubectl-fleet
 	ln -sf kubectl-fleet $(BIN)/kubectl-ws

@@ -64,6 +64,11 @@ const (
 type GVRPartialMetadata struct {
 	Names apiextensionsv1.CustomResourceDefinitionNames
 	Scope apiextensionsv1.ResourceScope
+
+	// Fleetplane: how many of the CRDs defining the resource serve this
+	// version, and whether all of them store it (see informedVersions).
+	servers int
+	stored  bool
 }
 
 // GVRSource is a source of information about available GVRs,
@@ -128,6 +133,8 @@ type GenericDiscoveringDynamicSharedInformerFactory[Informer cache.SharedIndexIn
 	informerStops    map[schema.GroupVersionResource]chan struct{}
 	discoveryData    discoveryData
 	restMapper       restMapper
+	// Fleetplane: every served version, which the REST mapper maps.
+	served map[schema.GroupVersionResource]GVRPartialMetadata
 
 	// Support subscribers (e.g. quota) that want to know when informers/discovery have changed.
 	subscribersLock sync.Mutex
@@ -505,7 +512,7 @@ func (d *GenericDiscoveringDynamicSharedInformerFactory[Informer, Lister, Generi
 	// Get the unique set of Group(Version)Resources (version doesn't matter because we're expecting a wildcard
 	// partial metadata client, but we need a version in the request, so we need it here) and add them to latest.
 	crdGVRs := d.gvrSource.GVRs()
-	latest := make(map[schema.GroupVersionResource]GVRPartialMetadata, len(crdGVRs))
+	served := make(map[schema.GroupVersionResource]GVRPartialMetadata, len(crdGVRs))
 	for gvr, gvrMetadata := range crdGVRs {
 		// Don't start a dynamic informer for projected resources.
 		// Starting an informer for them causes problems when the virtual-workspaces server is deployed
@@ -514,15 +521,18 @@ func (d *GenericDiscoveringDynamicSharedInformerFactory[Informer, Lister, Generi
 			continue
 		}
 
-		latest[gvr] = gvrMetadata
+		served[gvr] = gvrMetadata
 	}
+	// Fleetplane: one informer per resource, not per served version.
+	latest := informedVersions(served)
 
 	// Grab a read lock to compare against d.informers to see if we need to start or stop any informers
 	d.informersLock.RLock()
 	informersToAdd, informersToRemove := d.calculateInformersLockHeld(latest)
+	sameServed := sameResources(served, d.served)
 	d.informersLock.RUnlock()
 
-	if len(informersToAdd) == 0 && len(informersToRemove) == 0 {
+	if len(informersToAdd) == 0 && len(informersToRemove) == 0 && sameServed {
 		logger.V(5).Info("no changes")
 		return
 	}
@@ -534,7 +544,7 @@ func (d *GenericDiscoveringDynamicSharedInformerFactory[Informer, Lister, Generi
 	// Recalculate in case another goroutine did this work in between when we had the read lock and when we acquired
 	// the write lock
 	informersToAdd, informersToRemove = d.calculateInformersLockHeld(latest)
-	if len(informersToAdd) == 0 && len(informersToRemove) == 0 {
+	if len(informersToAdd) == 0 && len(informersToRemove) == 0 && sameResources(served, d.served) {
 		logger.V(5).Info("no changes")
 		return
 	}
@@ -573,7 +583,8 @@ func (d *GenericDiscoveringDynamicSharedInformerFactory[Informer, Lister, Generi
 		delete(d.startedInformers, gvr)
 	}
 
-	d.discoveryData = gvrsToDiscoveryData(latest)
+	d.discoveryData = discoveryDataFor(served, latest)
+	d.served = served
 	d.restMapper = newRESTMapper(func() (meta.RESTMapper, error) {
 		return restmapper.NewDiscoveryRESTMapper(d.discoveryData.apiGroupResources), nil
 	})
@@ -921,7 +932,9 @@ func (s *crdGVRSource) GVRs() map[schema.GroupVersionResource]GVRPartialMetadata
 			utilruntime.HandleError(fmt.Errorf("the CRDs serving %s disagree on its kind or scope: it is left out of the resources kcp's controllers discover", gvr))
 			continue
 		}
-		result[gvr] = withGVRPartialMetadata(crds[0].Spec.Scope, crds[0].Spec.Names.Kind, crds[0].Spec.Names.Singular)
+		metadata := withGVRPartialMetadata(crds[0].Spec.Scope, crds[0].Spec.Names.Kind, crds[0].Spec.Names.Singular)
+		metadata.servers, metadata.stored = len(crds), allStore(crds, gvr.Version)
+		result[gvr] = metadata
 		if fromPlatform {
 			platform[gvr] = true
 			platformKinds[gvr.GroupVersion().WithKind(crds[0].Spec.Names.Kind)] = gvr
