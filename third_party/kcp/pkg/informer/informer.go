@@ -65,10 +65,11 @@ type GVRPartialMetadata struct {
 	Names apiextensionsv1.CustomResourceDefinitionNames
 	Scope apiextensionsv1.ResourceScope
 
-	// Fleetplane: how many of the CRDs defining the resource serve this
-	// version, and whether all of them store it (see informedVersions).
-	servers int
-	stored  bool
+	// Fleetplane: whether every CRD that decides the resource's versions
+	// serves this one, and whether they all store it (see
+	// informedVersions).
+	servedByAll bool
+	stored      bool
 }
 
 // GVRSource is a source of information about available GVRs,
@@ -133,8 +134,9 @@ type GenericDiscoveringDynamicSharedInformerFactory[Informer cache.SharedIndexIn
 	informerStops    map[schema.GroupVersionResource]chan struct{}
 	discoveryData    discoveryData
 	restMapper       restMapper
-	// Fleetplane: every served version, which the REST mapper maps.
-	served map[schema.GroupVersionResource]GVRPartialMetadata
+	// Fleetplane: every served version, which the REST mapper maps, and the
+	// versions informed.
+	served, informed map[schema.GroupVersionResource]GVRPartialMetadata
 
 	// Support subscribers (e.g. quota) that want to know when informers/discovery have changed.
 	subscribersLock sync.Mutex
@@ -524,7 +526,10 @@ func (d *GenericDiscoveringDynamicSharedInformerFactory[Informer, Lister, Generi
 		served[gvr] = gvrMetadata
 	}
 	// Fleetplane: one informer per resource, not per served version.
-	latest := informedVersions(served)
+	d.informersLock.RLock()
+	previous := d.informed
+	d.informersLock.RUnlock()
+	latest := informedVersions(served, previous)
 
 	// Grab a read lock to compare against d.informers to see if we need to start or stop any informers
 	d.informersLock.RLock()
@@ -584,7 +589,7 @@ func (d *GenericDiscoveringDynamicSharedInformerFactory[Informer, Lister, Generi
 	}
 
 	d.discoveryData = discoveryDataFor(served, latest)
-	d.served = served
+	d.served, d.informed = served, latest
 	d.restMapper = newRESTMapper(func() (meta.RESTMapper, error) {
 		return restmapper.NewDiscoveryRESTMapper(d.discoveryData.apiGroupResources), nil
 	})
@@ -899,6 +904,9 @@ func (s *crdGVRSource) GVRs() map[schema.GroupVersionResource]GVRPartialMetadata
 	for gvr, metadata := range builtInInformableTypes {
 		result[gvr] = metadata
 	}
+	// Fleetplane: the CRDs whose versions decide each resource's informed
+	// version.
+	definers := resourceDefiners(s.crdIndexer, crdGVRs)
 	// Fleetplane: which resources serve each kind of the platform's APIs.
 	platformKinds := map[schema.GroupVersionKind]schema.GroupVersionResource{}
 	platform := map[schema.GroupVersionResource]bool{}
@@ -933,7 +941,7 @@ func (s *crdGVRSource) GVRs() map[schema.GroupVersionResource]GVRPartialMetadata
 			continue
 		}
 		metadata := withGVRPartialMetadata(crds[0].Spec.Scope, crds[0].Spec.Names.Kind, crds[0].Spec.Names.Singular)
-		metadata.servers, metadata.stored = len(crds), allStore(crds, gvr.Version)
+		metadata.servedByAll, metadata.stored = versionOfAll(obj, definers[gvr.GroupResource()], gvr.Version)
 		result[gvr] = metadata
 		if fromPlatform {
 			platform[gvr] = true

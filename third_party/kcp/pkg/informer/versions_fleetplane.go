@@ -17,9 +17,18 @@ limitations under the License.
 package informer
 
 import (
+	"strings"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+
+	"github.com/kcp-dev/kcp/pkg/indexers"
 )
 
 // Fleetplane: informedVersions keeps one version of each resource. The
@@ -34,44 +43,103 @@ import (
 // with reads of the dependent and of its owner — a placement and all its
 // status — as they were created.
 //
-// The version kept is the one served by the most CRDs defining the
-// resource (tenants' CRDs in different workspaces may serve different
-// versions), then the one they all store, then the highest in Kubernetes'
-// version order.
-func informedVersions(served map[schema.GroupVersionResource]GVRPartialMetadata) map[schema.GroupVersionResource]GVRPartialMetadata {
-	chosen := make(map[schema.GroupResource]schema.GroupVersionResource, len(served))
-	for gvr, metadata := range served {
-		gr := gvr.GroupResource()
-		if current, ok := chosen[gr]; !ok || preferredVersion(gvr, metadata, current, served[current]) {
-			chosen[gr] = gvr
-		}
+// The collector reads, patches and deletes an object at the version it
+// knows it under, in the object's workspace, so that version must be served
+// by every CRD that decides the resource (the platform's, if it has any: a
+// tenant cannot move the platform's resources to a version of its own).
+// Of those versions, the one informed already is kept (switching drops one
+// informer for another, and handlers join the new one late), then the one
+// they all store, then the highest in Kubernetes' version order. A resource
+// whose CRDs share no version is informed at all of them, as kcp does.
+func informedVersions(served, previous map[schema.GroupVersionResource]GVRPartialMetadata) map[schema.GroupVersionResource]GVRPartialMetadata {
+	byResource := map[schema.GroupResource][]schema.GroupVersionResource{}
+	for gvr := range served {
+		byResource[gvr.GroupResource()] = append(byResource[gvr.GroupResource()], gvr)
 	}
-	informed := make(map[schema.GroupVersionResource]GVRPartialMetadata, len(chosen))
-	for _, gvr := range chosen {
-		informed[gvr] = served[gvr]
+	informed := make(map[schema.GroupVersionResource]GVRPartialMetadata, len(byResource))
+	for _, versions := range byResource {
+		for _, gvr := range versionsToInform(versions, served, previous) {
+			informed[gvr] = served[gvr]
+		}
 	}
 	return informed
 }
 
-func preferredVersion(a schema.GroupVersionResource, am GVRPartialMetadata, b schema.GroupVersionResource, bm GVRPartialMetadata) bool {
-	if am.servers != bm.servers {
-		return am.servers > bm.servers
+func versionsToInform(versions []schema.GroupVersionResource, served, previous map[schema.GroupVersionResource]GVRPartialMetadata) []schema.GroupVersionResource {
+	var best []schema.GroupVersionResource
+	for _, gvr := range versions {
+		if served[gvr].servedByAll && (best == nil || preferredVersion(gvr, best[0], served, previous)) {
+			best = []schema.GroupVersionResource{gvr}
+		}
 	}
-	if am.stored != bm.stored {
-		return am.stored
+	if best == nil {
+		return versions
+	}
+	return best
+}
+
+func preferredVersion(a, b schema.GroupVersionResource, served, previous map[schema.GroupVersionResource]GVRPartialMetadata) bool {
+	_, aBefore := previous[a]
+	_, bBefore := previous[b]
+	if aBefore != bBefore {
+		return aBefore
+	}
+	if served[a].stored != served[b].stored {
+		return served[a].stored
 	}
 	return version.CompareKubeAwareVersionStrings(a.Version, b.Version) > 0
 }
 
-// Fleetplane: allStore says whether every one of crds stores its objects at
-// version.
-func allStore(crds []*apiextensionsv1.CustomResourceDefinition, version string) bool {
-	for _, crd := range crds {
-		if !storesAt(crd, version) {
-			return false
+// Fleetplane: resourceDefiners returns, for each resource, the CRDs
+// (cluster|name) whose versions decide which one is informed: the
+// platform's if the resource has any, else all that define it.
+func resourceDefiners(indexer cache.Indexer, keys []string) map[schema.GroupResource]sets.Set[string] {
+	all := map[schema.GroupResource]sets.Set[string]{}
+	platform := map[schema.GroupResource]sets.Set[string]{}
+	for _, key := range keys {
+		parts := strings.Split(key, "/")
+		gr := schema.GroupResource{Group: parts[0], Resource: parts[2]}
+		crds, err := indexers.ByIndex[*apiextensionsv1.CustomResourceDefinition](indexer, byGroupVersionResourceIndex, key)
+		if err != nil {
+			utilruntime.HandleError(err)
+			continue
+		}
+		for _, crd := range crds {
+			id := crdID(crd)
+			insert(all, gr, id)
+			if platformCRDClusters[logicalcluster.From(crd)] {
+				insert(platform, gr, id)
+			}
 		}
 	}
-	return true
+	for gr, crds := range platform {
+		all[gr] = crds
+	}
+	return all
+}
+
+func insert(m map[schema.GroupResource]sets.Set[string], gr schema.GroupResource, id string) {
+	if m[gr] == nil {
+		m[gr] = sets.New[string]()
+	}
+	m[gr].Insert(id)
+}
+
+func crdID(crd *apiextensionsv1.CustomResourceDefinition) string {
+	return logicalcluster.From(crd).String() + "|" + crd.Name
+}
+
+// Fleetplane: versionOfAll says whether every one of definers is among the
+// CRDs serving version, and whether they all store it.
+func versionOfAll(serving []*apiextensionsv1.CustomResourceDefinition, definers sets.Set[string], version string) (servedByAll, stored bool) {
+	servers, stored := 0, true
+	for _, crd := range serving {
+		if definers.Has(crdID(crd)) {
+			servers++
+			stored = stored && storesAt(crd, version)
+		}
+	}
+	return servers > 0 && servers == definers.Len(), stored
 }
 
 func storesAt(crd *apiextensionsv1.CustomResourceDefinition, version string) bool {
