@@ -66,16 +66,17 @@ func informedVersions(served, previous map[schema.GroupVersionResource]GVRPartia
 }
 
 func versionsToInform(versions []schema.GroupVersionResource, served, previous map[schema.GroupVersionResource]GVRPartialMetadata) []schema.GroupVersionResource {
-	var best []schema.GroupVersionResource
+	var best schema.GroupVersionResource
+	found := false
 	for _, gvr := range versions {
-		if served[gvr].servedByAll && (best == nil || preferredVersion(gvr, best[0], served, previous)) {
-			best = []schema.GroupVersionResource{gvr}
+		if served[gvr].servedByAll && (!found || preferredVersion(gvr, best, served, previous)) {
+			best, found = gvr, true
 		}
 	}
-	if best == nil {
+	if !found {
 		return versions
 	}
-	return best
+	return []schema.GroupVersionResource{best}
 }
 
 func preferredVersion(a, b schema.GroupVersionResource, served, previous map[schema.GroupVersionResource]GVRPartialMetadata) bool {
@@ -164,13 +165,5 @@ func discoveryDataFor(served, informed map[schema.GroupVersionResource]GVRPartia
 
 // Fleetplane: sameResources says whether a and b hold the same resources.
 func sameResources(a, b map[schema.GroupVersionResource]GVRPartialMetadata) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for gvr := range a {
-		if _, ok := b[gvr]; !ok {
-			return false
-		}
-	}
-	return true
+	return sets.KeySet(a).Equal(sets.KeySet(b))
 }
