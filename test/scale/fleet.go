@@ -186,6 +186,10 @@ func (f *fleet) placements(ctx context.Context, res *results, load string) error
 	if err != nil {
 		return err
 	}
+	platform, err := client.NewWithWatch(f.in("root:fleet"), client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
 	const ns = "scale"
 	for _, o := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
@@ -212,11 +216,16 @@ func (f *fleet) placements(ctx context.Context, res *results, load string) error
 				Policy:            &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickNPlacementType, NumberOfClusters: ptr.To(int32(f.opts.pick))},
 			},
 		}
-		d, err := timeToAvailable(ctx, c, crp)
+		steps, err := watchTimeline(ctx, c, platform, crp.Name)
 		if err != nil {
 			return err
 		}
-		logf("%s: Available on %d clusters after %s", crp.Name, f.opts.pick, d.Round(time.Millisecond))
+		d, err := timeToAvailable(ctx, c, crp)
+		steps.Stop()
+		if err != nil {
+			return err
+		}
+		logf("%s: Available on %d clusters after %s (%s)", crp.Name, f.opts.pick, d.Round(time.Millisecond), steps)
 		took = append(took, d)
 		if err := deletePlacement(ctx, c, crp); err != nil {
 			return err

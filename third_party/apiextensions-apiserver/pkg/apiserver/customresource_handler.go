@@ -842,6 +842,9 @@ func (r *crdHandler) getOrCreateServingInfoFor(crd *apiextensionsv1.CustomResour
 	equivalentResourceRegistry := runtime.NewEquivalentResourceRegistry()
 
 	structuralSchemas := map[string]*structuralschema.Structural{}
+	// Fleetplane: what metadata coercion walks, by version (see
+	// schemaobjectmeta.EmbeddedResources).
+	embeddedSchemas := map[string]*structuralschema.Structural{}
 	for _, v := range crd.Spec.Versions {
 		val, err := apiextensionshelpers.GetSchemaForVersion(crd, v.Name)
 		if err != nil {
@@ -873,6 +876,7 @@ func (r *crdHandler) getOrCreateServingInfoFor(crd *apiextensionsv1.CustomResour
 			}
 		}
 		structuralSchemas[v.Name] = s
+		embeddedSchemas[v.Name] = schemaobjectmeta.EmbeddedResources(s)
 	}
 
 	openAPIModels, err := buildOpenAPIModelsForApply(r.staticOpenAPISpec, crd, r.disableServerSideApply)
@@ -1077,6 +1081,7 @@ func (r *crdHandler) getOrCreateServingInfoFor(crd *apiextensionsv1.CustomResour
 					decoderVersion:        schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name},
 					encoderVersion:        schema.GroupVersion{Group: crd.Spec.Group, Version: storageVersion},
 					structuralSchemas:     structuralSchemas,
+					embeddedSchemas:       embeddedSchemas,
 					structuralSchemaGK:    kind.GroupKind(),
 					preserveUnknownFields: crd.Spec.PreserveUnknownFields,
 				},
@@ -1095,6 +1100,7 @@ func (r *crdHandler) getOrCreateServingInfoFor(crd *apiextensionsv1.CustomResour
 			creator:               creator,
 			converter:             safeConverter,
 			structuralSchemas:     structuralSchemas,
+			embeddedSchemas:       embeddedSchemas,
 			structuralSchemaGK:    kind.GroupKind(),
 			preserveUnknownFields: crd.Spec.PreserveUnknownFields,
 			supportedMediaTypes: []runtime.SerializerInfo{
@@ -1330,6 +1336,7 @@ type unstructuredNegotiatedSerializer struct {
 	converter runtime.ObjectConvertor
 
 	structuralSchemas     map[string]*structuralschema.Structural // by version
+	embeddedSchemas       map[string]*structuralschema.Structural // by version
 	structuralSchemaGK    schema.GroupKind
 	preserveUnknownFields bool
 
@@ -1349,7 +1356,7 @@ func (s unstructuredNegotiatedSerializer) DecoderToVersion(decoder runtime.Decod
 	if serializer, ok := decoder.(*json.Serializer); ok {
 		returnUnknownFieldPaths = serializer.IsStrict()
 	}
-	d := schemaCoercingDecoder{delegate: decoder, validator: unstructuredSchemaCoercer{structuralSchemas: s.structuralSchemas, structuralSchemaGK: s.structuralSchemaGK, preserveUnknownFields: s.preserveUnknownFields, returnUnknownFieldPaths: returnUnknownFieldPaths}}
+	d := schemaCoercingDecoder{delegate: decoder, validator: unstructuredSchemaCoercer{structuralSchemas: s.structuralSchemas, embeddedSchemas: s.embeddedSchemas, structuralSchemaGK: s.structuralSchemaGK, preserveUnknownFields: s.preserveUnknownFields, returnUnknownFieldPaths: returnUnknownFieldPaths}}
 	return versioning.NewCodec(nil, d, runtime.UnsafeObjectConvertor(Scheme), Scheme, Scheme, unstructuredDefaulter{
 		delegate:           Scheme,
 		structuralSchemas:  s.structuralSchemas,
@@ -1427,6 +1434,7 @@ type crdConversionRESTOptionsGetter struct {
 	encoderVersion        schema.GroupVersion
 	decoderVersion        schema.GroupVersion
 	structuralSchemas     map[string]*structuralschema.Structural // by version
+	embeddedSchemas       map[string]*structuralschema.Structural // by version
 	structuralSchemaGK    schema.GroupKind
 	preserveUnknownFields bool
 }
@@ -1440,11 +1448,13 @@ func (t crdConversionRESTOptionsGetter) GetRESTOptions(resource schema.GroupReso
 			dropInvalidMetadata:   true,
 			repairGeneration:      true,
 			structuralSchemas:     t.structuralSchemas,
+			embeddedSchemas:       t.embeddedSchemas,
 			structuralSchemaGK:    t.structuralSchemaGK,
 			preserveUnknownFields: t.preserveUnknownFields,
 		}}
 		c := schemaCoercingConverter{delegate: t.converter, validator: unstructuredSchemaCoercer{
 			structuralSchemas:     t.structuralSchemas,
+			embeddedSchemas:       t.embeddedSchemas,
 			structuralSchemaGK:    t.structuralSchemaGK,
 			preserveUnknownFields: t.preserveUnknownFields,
 		}}
@@ -1556,6 +1566,7 @@ type unstructuredSchemaCoercer struct {
 	repairGeneration    bool
 
 	structuralSchemas       map[string]*structuralschema.Structural
+	embeddedSchemas         map[string]*structuralschema.Structural // Fleetplane: what coercion walks
 	structuralSchemaGK      schema.GroupKind
 	preserveUnknownFields   bool
 	returnUnknownFieldPaths bool
@@ -1605,7 +1616,9 @@ func (v *unstructuredSchemaCoercer) apply(u *unstructured.Unstructured) (unknown
 			// kcp 2278 debugging
 		}
 
-		err, paths := schemaobjectmeta.CoerceWithOptions(nil, u.Object, v.structuralSchemas[gv.Version], false, schemaobjectmeta.CoerceOptions{
+		// Fleetplane: coercion acts on embedded resources only, and walks
+		// only the parts of the schema that lead to them.
+		err, paths := schemaobjectmeta.CoerceWithOptions(nil, u.Object, v.embeddedSchemas[gv.Version], false, schemaobjectmeta.CoerceOptions{
 			DropInvalidFields:       v.dropInvalidMetadata,
 			ReturnUnknownFieldPaths: v.returnUnknownFieldPaths,
 		})

@@ -22,45 +22,57 @@ func isNonNullableNonDefaultableNull(x interface{}, s *structuralschema.Structur
 	return x == nil && s != nil && s.Generic.Nullable == false && s.Default.Object == nil
 }
 
-func getSchemaForField(field string, s *structuralschema.Structural) *structuralschema.Structural {
-	if s == nil {
-		return nil
-	}
-	schema, ok := s.Properties[field]
-	if ok {
-		return &schema
-	}
-	if s.AdditionalProperties != nil {
-		return s.AdditionalProperties.Structural
-	}
-	return nil
-}
-
 // PruneNonNullableNullsWithoutDefaults removes non-nullable
 // non-defaultable null values from object.
 //
 // Non-nullable nulls that have a default are left alone here and will
 // be defaulted later.
+//
+// Fleetplane: the API server runs this on every custom resource it decodes
+// (from a request, or from etcd once per watcher). It no longer copies the
+// schema of every field to the heap, nor looks up the schema of scalar
+// fields, which it neither prunes nor descends into; without a schema
+// nothing below is known to be non-nullable.
 func PruneNonNullableNullsWithoutDefaults(x interface{}, s *structuralschema.Structural) {
+	if s == nil {
+		return
+	}
 	switch x := x.(type) {
 	case map[string]interface{}:
 		for k, v := range x {
-			schema := getSchemaForField(k, s)
-			if isNonNullableNonDefaultableNull(v, schema) {
-				delete(x, k)
-			} else {
-				PruneNonNullableNullsWithoutDefaults(v, schema)
+			switch v.(type) {
+			case nil, map[string]interface{}, []interface{}:
+			default:
+				continue
+			}
+			if prop, ok := s.Properties[k]; ok {
+				pruneNullProperty(x, k, prop)
+			} else if s.AdditionalProperties != nil {
+				pruneNullField(x, k, s.AdditionalProperties.Structural)
 			}
 		}
 	case []interface{}:
-		var schema *structuralschema.Structural
-		if s != nil {
-			schema = s.Items
-		}
 		for i := range x {
-			PruneNonNullableNullsWithoutDefaults(x[i], schema)
+			PruneNonNullableNullsWithoutDefaults(x[i], s.Items)
 		}
 	default:
 		// scalars, do nothing
+	}
+}
+
+// pruneNullProperty takes the property's schema by value: the copy read
+// from the map of properties then stays on the stack (inlined, it would
+// move to the heap, the recursion's parameter pointing at it).
+//
+//go:noinline
+func pruneNullProperty(x map[string]interface{}, k string, s structuralschema.Structural) {
+	pruneNullField(x, k, &s)
+}
+
+func pruneNullField(x map[string]interface{}, k string, s *structuralschema.Structural) {
+	if v := x[k]; isNonNullableNonDefaultableNull(v, s) {
+		delete(x, k)
+	} else {
+		PruneNonNullableNullsWithoutDefaults(v, s)
 	}
 }

@@ -80,7 +80,7 @@ func prune(x interface{}, s *structuralschema.Structural, opts *structuralschema
 			prop, ok := s.Properties[k]
 			if ok {
 				opts.AppendKey(k)
-				prune(v, &prop, opts)
+				pruneProperty(v, prop, opts)
 				opts.ParentPath = opts.ParentPath[:origPathLen]
 			} else if s.AdditionalProperties != nil {
 				opts.AppendKey(k)
@@ -112,6 +112,19 @@ func prune(x interface{}, s *structuralschema.Structural, opts *structuralschema
 	}
 }
 
+// pruneProperty takes the property's schema by value: the copy read from
+// the map of properties then stays on the stack (inlined, it would move to
+// the heap, the recursion's parameter pointing at it).
+//
+// Fleetplane: the API server prunes every custom resource it decodes (from
+// a request, or from etcd once per watcher); a heap copy of the schema of
+// every field was a good part of the hub's allocations.
+//
+//go:noinline
+func pruneProperty(x interface{}, s structuralschema.Structural, opts *structuralschema.UnknownFieldPathOptions) {
+	prune(x, &s, opts)
+}
+
 func skipPrune(x interface{}, s *structuralschema.Structural, opts *structuralschema.UnknownFieldPathOptions) {
 	if s == nil {
 		return
@@ -129,7 +142,7 @@ func skipPrune(x interface{}, s *structuralschema.Structural, opts *structuralsc
 			}
 			if prop, ok := s.Properties[k]; ok {
 				opts.AppendKey(k)
-				prune(v, &prop, opts)
+				pruneProperty(v, prop, opts)
 				opts.ParentPath = opts.ParentPath[:origPathLen]
 			} else if s.AdditionalProperties != nil {
 				opts.AppendKey(k)
