@@ -12,7 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -266,11 +266,35 @@ func timeToAvailable(ctx context.Context, c client.WithWatch, crp *placementv1be
 	return 0, fmt.Errorf("placement %s did not become Available: %w", crp.Name, context.Cause(ctx))
 }
 
-func deletePlacement(ctx context.Context, c client.Client, crp *placementv1beta1.ClusterResourcePlacement) error {
-	if err := c.Delete(ctx, crp); client.IgnoreNotFound(err) != nil {
-		return err
+// deletePlacement deletes a placement and waits, watching it, until it is
+// gone (its bindings and Works cleaned up): a poll would read the whole
+// placement, status of every cluster included, from the hub being measured.
+func deletePlacement(ctx context.Context, c client.WithWatch, crp *placementv1beta1.ClusterResourcePlacement) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	for {
+		// Watching from before the delete: the deletion's event cannot be
+		// missed; a watch the server ends is started again.
+		w, err := c.Watch(ctx, &placementv1beta1.ClusterResourcePlacementList{}, client.MatchingFields{"metadata.name": crp.Name})
+		if err != nil {
+			return err
+		}
+		if err := c.Delete(ctx, crp); apierrors.IsNotFound(err) {
+			w.Stop()
+			return nil
+		} else if err != nil {
+			w.Stop()
+			return err
+		}
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Deleted {
+				w.Stop()
+				return nil
+			}
+		}
+		w.Stop()
+		if ctx.Err() != nil {
+			return fmt.Errorf("placement %s was not deleted: %w", crp.Name, context.Cause(ctx))
+		}
 	}
-	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
-		return apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(crp), &placementv1beta1.ClusterResourcePlacement{})), nil
-	})
 }
