@@ -216,12 +216,14 @@ func (f *fleet) placements(ctx context.Context, res *results, load string) error
 				Policy:            &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickNPlacementType, NumberOfClusters: ptr.To(int32(f.opts.pick))},
 			},
 		}
-		steps, err := watchTimeline(ctx, c, platform, crp.Name)
-		if err != nil {
+		var steps *timeline
+		d, err := timeToAvailable(ctx, c, crp, func(start time.Time) (err error) {
+			steps, err = watchTimeline(ctx, c, platform, crp, start)
 			return err
+		})
+		if steps != nil {
+			steps.Stop()
 		}
-		d, err := timeToAvailable(ctx, c, crp)
-		steps.Stop()
 		if err != nil {
 			return err
 		}
@@ -240,8 +242,9 @@ func (f *fleet) placements(ctx context.Context, res *results, load string) error
 }
 
 // timeToAvailable creates a placement and waits, watching it, until it is
-// Available.
-func timeToAvailable(ctx context.Context, c client.WithWatch, crp *placementv1beta1.ClusterResourcePlacement) (time.Duration, error) {
+// Available; created, if set, is called once the placement is created, with
+// the time the create started.
+func timeToAvailable(ctx context.Context, c client.WithWatch, crp *placementv1beta1.ClusterResourcePlacement, created func(start time.Time) error) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	w, err := c.Watch(ctx, &placementv1beta1.ClusterResourcePlacementList{}, client.MatchingFields{"metadata.name": crp.Name})
@@ -252,6 +255,11 @@ func timeToAvailable(ctx context.Context, c client.WithWatch, crp *placementv1be
 	start := time.Now()
 	if err := c.Create(ctx, crp); err != nil {
 		return 0, err
+	}
+	if created != nil {
+		if err := created(start); err != nil {
+			return 0, err
+		}
 	}
 	for ev := range w.ResultChan() {
 		got, ok := ev.Object.(*placementv1beta1.ClusterResourcePlacement)

@@ -101,7 +101,7 @@ func (f *realFleet) createToAvailable(ctx context.Context, res *results) error {
 		if err != nil {
 			return err
 		}
-		d, err := timeToAvailable(ctx, f.team, crp)
+		d, err := timeToAvailable(ctx, f.team, crp, nil)
 		if err != nil {
 			return err
 		}
@@ -157,7 +157,7 @@ func (f *realFleet) changeToMembersTogether(ctx context.Context, res *results) e
 // member and how far apart the first and the last member got it.
 func (f *realFleet) timeChanges(ctx context.Context, crp *placementv1beta1.ClusterResourcePlacement) (all, spread []time.Duration, err error) {
 	const samples = 20
-	if _, err := timeToAvailable(ctx, f.team, crp); err != nil {
+	if _, err := timeToAvailable(ctx, f.team, crp, nil); err != nil {
 		return nil, nil, err
 	}
 	watchCtx, stop := context.WithCancel(ctx)
@@ -253,7 +253,7 @@ func (f *realFleet) syncerThroughput(ctx context.Context, res *results) error {
 	if err != nil {
 		return err
 	}
-	d, err := timeToAvailable(ctx, f.team, crp)
+	d, err := timeToAvailable(ctx, f.team, crp, nil)
 	if err != nil {
 		return err
 	}

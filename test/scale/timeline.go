@@ -36,19 +36,23 @@ type timeline struct {
 	stop  []watch.Interface
 }
 
-// watchTimeline starts watching the bindings of placement name in its
-// workspace (team) and its Works in the platform workspace (platform).
-func watchTimeline(ctx context.Context, team, platform client.WithWatch, name string) (*timeline, error) {
-	t := &timeline{start: time.Now(), at: map[string]map[string]time.Duration{}}
+// watchTimeline starts watching the bindings of a placement created at
+// start in its workspace (team), and its Works in the platform workspace
+// (platform), from the placement's creation on (its resource version): a
+// watch from now would first read every Work of the fleet from the hub
+// being measured.
+func watchTimeline(ctx context.Context, team, platform client.WithWatch, created *placementv1beta1.ClusterResourcePlacement, start time.Time) (*timeline, error) {
+	t := &timeline{start: start, at: map[string]map[string]time.Duration{}}
 	for _, s := range steps {
 		t.at[s] = map[string]time.Duration{}
 	}
-	byPlacement := client.MatchingLabels{placementv1beta1.PlacementTrackingLabel: name}
+	byPlacement := client.MatchingLabels{placementv1beta1.PlacementTrackingLabel: created.Name}
+	from := &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: created.ResourceVersion}}
 	for _, w := range []struct {
 		c    client.WithWatch
 		list client.ObjectList
 	}{{team, &placementv1beta1.ClusterResourceBindingList{}}, {platform, &placementv1beta1.WorkList{}}} {
-		wi, err := w.c.Watch(ctx, w.list, byPlacement)
+		wi, err := w.c.Watch(ctx, w.list, byPlacement, from)
 		if err != nil {
 			t.Stop()
 			return nil, err
