@@ -842,9 +842,6 @@ func (r *crdHandler) getOrCreateServingInfoFor(crd *apiextensionsv1.CustomResour
 	equivalentResourceRegistry := runtime.NewEquivalentResourceRegistry()
 
 	structuralSchemas := map[string]*structuralschema.Structural{}
-	// Fleetplane: what metadata coercion walks, by version (see
-	// schemaobjectmeta.EmbeddedResources).
-	embeddedSchemas := map[string]*structuralschema.Structural{}
 	for _, v := range crd.Spec.Versions {
 		val, err := apiextensionshelpers.GetSchemaForVersion(crd, v.Name)
 		if err != nil {
@@ -876,8 +873,8 @@ func (r *crdHandler) getOrCreateServingInfoFor(crd *apiextensionsv1.CustomResour
 			}
 		}
 		structuralSchemas[v.Name] = s
-		embeddedSchemas[v.Name] = schemaobjectmeta.EmbeddedResources(s)
 	}
+	embeddedSchemas := embeddedResourceSchemas(structuralSchemas) // Fleetplane
 
 	openAPIModels, err := buildOpenAPIModelsForApply(r.staticOpenAPISpec, crd, r.disableServerSideApply)
 	var modelsByGKV openapi.ModelsByGKV
@@ -1572,6 +1569,25 @@ type unstructuredSchemaCoercer struct {
 	returnUnknownFieldPaths bool
 }
 
+// embeddedResourceSchemas is, by version, the part of each schema that
+// metadata coercion walks (Fleetplane, see schemaobjectmeta.EmbeddedResources).
+func embeddedResourceSchemas(structuralSchemas map[string]*structuralschema.Structural) map[string]*structuralschema.Structural {
+	out := make(map[string]*structuralschema.Structural, len(structuralSchemas))
+	for version, s := range structuralSchemas {
+		out[version] = schemaobjectmeta.EmbeddedResources(s)
+	}
+	return out
+}
+
+// coercionSchema is the part of a version's schema that metadata coercion
+// walks (Fleetplane); a coercer made without those parts walks the whole.
+func (v *unstructuredSchemaCoercer) coercionSchema(version string) *structuralschema.Structural {
+	if v.embeddedSchemas == nil {
+		return v.structuralSchemas[version]
+	}
+	return v.embeddedSchemas[version]
+}
+
 func (v *unstructuredSchemaCoercer) apply(u *unstructured.Unstructured) (unknownFieldPaths []string, err error) {
 	// save implicit meta fields that don't have to be specified in the validation spec
 	kind, foundKind, err := unstructured.NestedString(u.UnstructuredContent(), "kind")
@@ -1618,7 +1634,7 @@ func (v *unstructuredSchemaCoercer) apply(u *unstructured.Unstructured) (unknown
 
 		// Fleetplane: coercion acts on embedded resources only, and walks
 		// only the parts of the schema that lead to them.
-		err, paths := schemaobjectmeta.CoerceWithOptions(nil, u.Object, v.embeddedSchemas[gv.Version], false, schemaobjectmeta.CoerceOptions{
+		err, paths := schemaobjectmeta.CoerceWithOptions(nil, u.Object, v.coercionSchema(gv.Version), false, schemaobjectmeta.CoerceOptions{
 			DropInvalidFields:       v.dropInvalidMetadata,
 			ReturnUnknownFieldPaths: v.returnUnknownFieldPaths,
 		})

@@ -43,6 +43,7 @@ func NewUnstructuredNegotiatedSerializer(
 		creator:               creator,
 		converter:             converter,
 		structuralSchemas:     structuralSchemas,
+		embeddedSchemas:       embeddedResourceSchemas(structuralSchemas), // Fleetplane
 		structuralSchemaGK:    structuralSchemaGK,
 		preserveUnknownFields: preserveUnknownFields,
 
