@@ -216,18 +216,18 @@ func (f *fleet) placements(ctx context.Context, res *results, load string) error
 				Policy:            &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickNPlacementType, NumberOfClusters: ptr.To(int32(f.opts.pick))},
 			},
 		}
-		var steps *timeline
+		var pipeline *timeline
 		d, err := timeToAvailable(ctx, c, crp, func(start time.Time) (err error) {
-			steps, err = watchTimeline(ctx, c, platform, crp, start)
+			pipeline, err = watchTimeline(ctx, c, platform, crp, start)
 			return err
 		})
-		if steps != nil {
-			steps.Stop()
+		if pipeline != nil {
+			pipeline.Stop()
 		}
 		if err != nil {
 			return err
 		}
-		logf("%s: Available on %d clusters after %s (%s)", crp.Name, f.opts.pick, d.Round(time.Millisecond), steps)
+		logf("%s: Available on %d clusters after %s (%s)", crp.Name, f.opts.pick, d.Round(time.Millisecond), pipeline)
 		took = append(took, d)
 		if err := deletePlacement(ctx, c, crp); err != nil {
 			return err

@@ -27,8 +27,8 @@ const (
 var steps = []string{stepScheduled, stepBound, stepWork, stepApplied}
 
 // timeline records when each binding and Work of one placement first
-// reached each step, from watches the harness starts before it creates the
-// placement: where the time from create to Available goes.
+// reached each step, from watches of everything after the placement's
+// creation: where the time from create to Available goes.
 type timeline struct {
 	start time.Time
 	mu    sync.Mutex

@@ -46,9 +46,9 @@ func PruneNonNullableNullsWithoutDefaults(x interface{}, s *structuralschema.Str
 				continue
 			}
 			if prop, ok := s.Properties[k]; ok {
-				pruneNullProperty(x, k, prop)
+				pruneNullProperty(x, k, v, prop)
 			} else if s.AdditionalProperties != nil {
-				pruneNullField(x, k, s.AdditionalProperties.Structural)
+				pruneNullField(x, k, v, s.AdditionalProperties.Structural)
 			}
 		}
 	case []interface{}:
@@ -65,12 +65,14 @@ func PruneNonNullableNullsWithoutDefaults(x interface{}, s *structuralschema.Str
 // move to the heap, the recursion's parameter pointing at it).
 //
 //go:noinline
-func pruneNullProperty(x map[string]interface{}, k string, s structuralschema.Structural) {
-	pruneNullField(x, k, &s)
+func pruneNullProperty(x map[string]interface{}, k string, v interface{}, s structuralschema.Structural) {
+	pruneNullField(x, k, v, &s)
 }
 
-func pruneNullField(x map[string]interface{}, k string, s *structuralschema.Structural) {
-	if v := x[k]; isNonNullableNonDefaultableNull(v, s) {
+// pruneNullField removes the field k of x, of value v, if it is a null
+// its schema s does not allow, or prunes within it.
+func pruneNullField(x map[string]interface{}, k string, v interface{}, s *structuralschema.Structural) {
+	if isNonNullableNonDefaultableNull(v, s) {
 		delete(x, k)
 	} else {
 		PruneNonNullableNullsWithoutDefaults(v, s)
