@@ -120,11 +120,12 @@ test-e2e: build cluster-bins
 ## test-soak: the load specs at soak size: 5 teams creating 100 placements
 ## each while members join and leave (make test: 20 each), and 1,000 team
 ## workspaces created and deleted (make test: 200); the hub's goroutines and
-## memory must return to where they were. The delete strategies 20 times
+## memory must return to where they were (memory within 10% of what it used
+## before, given 15 minutes: make test allows more). The delete strategies 20 times
 ## each (make test: 5)
 SOAK_TIMEOUT ?= 3h
 test-soak: build cluster-bins
-	FLEET_BIN_DIR=$(BIN) FLEET_CHURN_WORKSPACES=1000 $(GO) test ./test/e2e/hub/ -timeout $(SOAK_TIMEOUT) -count=1 -v -ginkgo.v -ginkgo.no-color -ginkgo.focus 'come and go'
+	FLEET_BIN_DIR=$(BIN) FLEET_CHURN_WORKSPACES=1000 FLEET_CHURN_SETTLE=15m $(GO) test ./test/e2e/hub/ -timeout $(SOAK_TIMEOUT) -count=1 -v -ginkgo.v -ginkgo.no-color -ginkgo.focus 'come and go'
 	FLEET_BIN_DIR=$(BIN) FLEET_LOAD_TEAMS=5 FLEET_LOAD_PLACEMENTS=100 FLEET_DELETE_RUNS=20 $(GO) test ./test/e2e/placement/ -timeout $(SOAK_TIMEOUT) -count=1 -v -ginkgo.v -ginkgo.no-color -ginkgo.focus 'Load converges|Delete strategies'
 
 ## run: start the hub (state in .fleet/) and 3 local member clusters with their

@@ -63,6 +63,9 @@ type Options struct {
 	// on every resource's informer were half of what each team workspace
 	// cost the hub (docs/performance.md). Fleetplane itself sets no quotas.
 	ResourceQuotas bool
+	// EmbeddedEtcdDefrag defragments the embedded etcd's database when at
+	// least half of its file is free (see defrag.go). On by default.
+	EmbeddedEtcdDefrag bool
 }
 
 // DefaultOptions returns the settings `fleet-hub start` uses without flags.
@@ -73,6 +76,7 @@ func DefaultOptions() Options {
 		SecurePort:             6443,
 		EmbeddedEtcdClientPort: 2379,
 		EmbeddedEtcdPeerPort:   2380,
+		EmbeddedEtcdDefrag:     true,
 	}
 }
 
@@ -128,6 +132,11 @@ func Run(ctx context.Context, opts Options, postStart PostStartFunc) error {
 		tuneEmbeddedEtcd(completedConfig.EmbeddedEtcd.Config.Config, opts.WatchCache)
 		if err := embeddedetcd.NewServer(completedConfig.EmbeddedEtcd).Run(etcdCtx); err != nil {
 			return fmt.Errorf("starting embedded etcd in %s: %w", opts.RootDir, err)
+		}
+		if opts.EmbeddedEtcdDefrag {
+			if err := defragmentWhenMostlyFree(etcdCtx, completedConfig.EmbeddedEtcd.Config.Config, defragCheckInterval); err != nil {
+				return fmt.Errorf("connecting to the embedded etcd to check its database for free pages: %w", err)
+			}
 		}
 	}
 

@@ -3,6 +3,7 @@ package framework
 import (
 	"os"
 	"strconv"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/rand"
 )
@@ -19,6 +20,14 @@ func KeepArtifacts() bool { return os.Getenv("FLEET_E2E_KEEP") == "1" }
 func Scale(name string, def int) int {
 	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
 		return n
+	}
+	return def
+}
+
+// Duration reads a duration such as 15m from the environment, def if unset.
+func Duration(name string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(name)); err == nil && d > 0 {
+		return d
 	}
 	return def
 }
