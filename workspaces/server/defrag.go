@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -9,7 +10,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -18,19 +18,23 @@ import (
 // until the next compaction ever took, and never shrinks: pages freed by
 // deletions and compactions are reused, not given back. Once workspaces or
 // a large fleet have come and gone, the hub keeps mapping a file that is
-// mostly free. A defragmentation rewrites the file without the free pages;
-// it blocks the embedded etcd while it copies what is in use (tens of
-// milliseconds for tens of MB here), so the hub does it only when at least
-// half the file and defragMinFree are free.
+// mostly free. A defragmentation rewrites the file without the free pages
+// (into a new file, renamed into place: a hub stopped meanwhile keeps the
+// old one). etcd serves nothing while it copies what is in use (0.23 s for
+// 18 MB on the 2-core machine), so the hub does it only when at least half
+// the file and defragMinFree are free, and never with more than
+// defragMaxInUse in use: the API server's etcd health checks give up after
+// 2 s, and its requests after 60.
 const (
 	defragMinFree       = 32 << 20
+	defragMaxInUse      = 256 << 20
 	defragCheckInterval = time.Minute
-	defragTimeout       = 5 * time.Minute
+	statusTimeout       = 30 * time.Second
 )
 
 var embeddedEtcdDefrags = prometheus.NewHistogram(prometheus.HistogramOpts{
 	Name:    "fleet_embedded_etcd_defragmentation_duration_seconds",
-	Help:    "How long defragmenting the embedded etcd's database took (the hub does when most of the file is free); etcd serves nothing meanwhile.",
+	Help:    "How long defragmenting the embedded etcd's database took; the hub defragments it when at least half of the file and 32 MiB are free. etcd serves no request meanwhile.",
 	Buckets: prometheus.ExponentialBuckets(0.01, 4, 7),
 })
 
@@ -46,17 +50,20 @@ func worthDefragmenting(size, inUse int64) bool {
 }
 
 // defragmentWhenMostlyFree checks the embedded etcd's database every
-// interval until ctx ends, and defragments it when worthDefragmenting.
+// interval, the first an interval after the start (not while the API server
+// starts up), until ctx ends, and defragments it when worthDefragmenting.
 func defragmentWhenMostlyFree(ctx context.Context, cfg *embed.Config, interval time.Duration) error {
-	tlsConfig, err := transport.TLSInfo{
-		CertFile: cfg.ClientTLSInfo.CertFile, KeyFile: cfg.ClientTLSInfo.KeyFile,
-		TrustedCAFile: cfg.ClientTLSInfo.TrustedCAFile, ServerName: cfg.ClientTLSInfo.ServerName,
-	}.ClientConfig()
-	if err != nil {
-		return err
-	}
-	if cfg.ClientTLSInfo.Empty() {
-		tlsConfig = nil
+	var tlsConfig *tls.Config // the client takes nil for a plain connection
+	if !cfg.ClientTLSInfo.Empty() {
+		var err error
+		// etcd's own certificate (kcp's peer certificate) serves as a client's too.
+		tlsConfig, err = transport.TLSInfo{
+			CertFile: cfg.ClientTLSInfo.CertFile, KeyFile: cfg.ClientTLSInfo.KeyFile,
+			TrustedCAFile: cfg.ClientTLSInfo.TrustedCAFile, ServerName: cfg.ClientTLSInfo.ServerName,
+		}.ClientConfig()
+		if err != nil {
+			return err
+		}
 	}
 	endpoint := cfg.AdvertiseClientUrls[0].String()
 	client, err := clientv3.New(clientv3.Config{
@@ -67,36 +74,67 @@ func defragmentWhenMostlyFree(ctx context.Context, cfg *embed.Config, interval t
 	}
 	go func() {
 		defer client.Close()
-		logger := klog.FromContext(ctx).WithName("etcd-defrag")
-		wait.UntilWithContext(ctx, func(ctx context.Context) {
-			if err := defragmentIfWorth(ctx, client, endpoint, logger); err != nil && ctx.Err() == nil {
-				logger.Error(err, "checking the embedded etcd's database for free pages")
+		d := defragmenter{client: client, endpoint: endpoint, logger: klog.FromContext(ctx).WithName("etcd-defrag")}
+		ticker := time.NewTicker(interval)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
 			}
-		}, interval)
+			if err := d.check(ctx); err != nil && ctx.Err() == nil {
+				d.logger.Error(err, "checking the embedded etcd's database for free pages")
+			}
+		}
 	}()
 	return nil
 }
 
-func defragmentIfWorth(ctx context.Context, client *clientv3.Client, endpoint string, logger klog.Logger) error {
-	ctx, cancel := context.WithTimeout(ctx, defragTimeout)
-	defer cancel()
-	status, err := client.Status(ctx, endpoint)
+type defragmenter struct {
+	client   *clientv3.Client
+	endpoint string
+	logger   klog.Logger
+	// tooLarge is whether the last database worth defragmenting had too
+	// much in use to do it here (said once, not every minute).
+	tooLarge bool
+}
+
+func (d *defragmenter) check(ctx context.Context) error {
+	before, err := d.status(ctx)
 	if err != nil {
 		return err
 	}
-	if !worthDefragmenting(status.DbSize, status.DbSizeInUse) {
+	if !worthDefragmenting(before.DbSize, before.DbSizeInUse) {
+		d.tooLarge = false
+		return nil
+	}
+	if before.DbSizeInUse > defragMaxInUse {
+		if !d.tooLarge {
+			d.logger.Info("the embedded etcd's database is mostly free but has too much in use to defragment it while the hub serves; defragment it at a quiet time with etcdctl defrag (docs/operations.md)",
+				"bytes", before.DbSize, "bytesInUse", before.DbSizeInUse, "maxBytesInUse", defragMaxInUse)
+		}
+		d.tooLarge = true
 		return nil
 	}
 	started := time.Now()
-	if _, err := client.Defragment(ctx, endpoint); err != nil {
+	// No deadline: given up on, etcd would finish it anyway, and the next
+	// check would queue a second one behind it.
+	if _, err := d.client.Defragment(ctx, d.endpoint); err != nil {
 		return err
 	}
 	took := time.Since(started)
 	embeddedEtcdDefrags.Observe(took.Seconds())
-	after, err := client.Status(ctx, endpoint)
+	after, err := d.status(ctx)
 	if err != nil {
 		return err
 	}
-	logger.Info("defragmented the embedded etcd's database", "bytesBefore", status.DbSize, "bytesInUse", status.DbSizeInUse, "bytesAfter", after.DbSize, "took", took)
+	d.logger.Info("defragmented the embedded etcd's database", "bytesBefore", before.DbSize, "bytesInUse", before.DbSizeInUse, "bytesAfter", after.DbSize, "took", took)
 	return nil
+}
+
+func (d *defragmenter) status(ctx context.Context) (*clientv3.StatusResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	return d.client.Status(ctx, d.endpoint)
 }

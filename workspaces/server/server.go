@@ -64,7 +64,8 @@ type Options struct {
 	// cost the hub (docs/performance.md). Fleetplane itself sets no quotas.
 	ResourceQuotas bool
 	// EmbeddedEtcdDefrag defragments the embedded etcd's database when at
-	// least half of its file is free (see defrag.go). On by default.
+	// least half of its file and 32 MiB are free, with at most 256 MiB in
+	// use (see defrag.go). On by default.
 	EmbeddedEtcdDefrag bool
 }
 

@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"time"
@@ -24,10 +25,16 @@ func Scale(name string, def int) int {
 	return def
 }
 
-// Duration reads a duration such as 15m from the environment, def if unset.
+// Duration reads a duration such as 15m from the environment, def if
+// unset; any other value stops the suite rather than be ignored.
 func Duration(name string, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(os.Getenv(name)); err == nil && d > 0 {
-		return d
+	v := os.Getenv(name)
+	if v == "" {
+		return def
 	}
-	return def
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		panic(fmt.Sprintf("%s=%q is not a positive duration such as 15m", name, v))
+	}
+	return d
 }
