@@ -120,8 +120,8 @@ test-e2e: build cluster-bins
 ## test-soak: the load specs at soak size: 5 teams creating 100 placements
 ## each while members join and leave (make test: 20 each), and 1,000 team
 ## workspaces created and deleted (make test: 200); the hub's goroutines and
-## memory must return to where they were (memory within 10% of what it used
-## before, given 15 minutes: make test allows more). The delete strategies 20 times
+## memory must return to where they were (memory in use within 0.5 MiB per
+## workspace, given 15 minutes: make test allows 2.5 MiB after 4). The delete strategies 20 times
 ## each (make test: 5)
 SOAK_TIMEOUT ?= 3h
 test-soak: build cluster-bins

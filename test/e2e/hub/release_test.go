@@ -105,12 +105,14 @@ var _ = Describe("Team workspaces that come and go", Serial, func() {
 		// and the pages of the embedded etcd's database once the API server
 		// has compacted the churn's history (every 5 minutes, what is older
 		// than the previous compaction) and the hub has defragmented the
-		// file (docs/operations.md).
+		// file (docs/operations.md). 2026-11-27, in use after a quarter of
+		// an hour: 200 workspaces +33 MiB, 1,000 +265 MiB (heap spans of the
+		// larger peak still coming back).
 		if settle := framework.Duration("FLEET_CHURN_SETTLE", 0); settle > 0 {
 			Eventually(func(g Gomega) {
 				afterUsage = hubUsage(g)
 				GinkgoWriter.Printf("settling: %s\n", afterUsage)
-				g.Expect(afterUsage.InUse()-usage.InUse()).To(BeNumerically("<=", usage.InUse()/10), "resident memory in use: before %s, now %s", usage, afterUsage)
+				g.Expect(afterUsage.InUse()-usage.InUse()).To(BeNumerically("<=", float64(n)*(1<<20)/2), "resident memory in use: before %s, now %s", usage, afterUsage)
 			}).WithTimeout(settle).WithPolling(time.Minute).Should(Succeed())
 			GinkgoWriter.Printf("settled: %s\n", afterUsage)
 		}
