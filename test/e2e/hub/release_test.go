@@ -106,8 +106,8 @@ var _ = Describe("Team workspaces that come and go", Serial, func() {
 		// has compacted the churn's history (every 5 minutes, what is older
 		// than the previous compaction) and the hub has defragmented the
 		// file (docs/operations.md). 2026-11-27, in use after a quarter of
-		// an hour: 200 workspaces +33 MiB, 1,000 +265 MiB (heap spans of the
-		// larger peak still coming back).
+		// an hour: 200 workspaces +33 MiB, 1,000 +252 MiB (heap spans the
+		// larger peak left behind).
 		if settle := framework.Duration("FLEET_CHURN_SETTLE", 0); settle > 0 {
 			Eventually(func(g Gomega) {
 				afterUsage = hubUsage(g)
