@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
@@ -57,11 +56,7 @@ func defragmentWhenMostlyFree(ctx context.Context, cfg *embed.Config, interval t
 	if !cfg.ClientTLSInfo.Empty() {
 		var err error
 		// etcd's own certificate (kcp's peer certificate) serves as a client's too.
-		tlsConfig, err = transport.TLSInfo{
-			CertFile: cfg.ClientTLSInfo.CertFile, KeyFile: cfg.ClientTLSInfo.KeyFile,
-			TrustedCAFile: cfg.ClientTLSInfo.TrustedCAFile, ServerName: cfg.ClientTLSInfo.ServerName,
-		}.ClientConfig()
-		if err != nil {
+		if tlsConfig, err = cfg.ClientTLSInfo.ClientConfig(); err != nil {
 			return err
 		}
 	}
