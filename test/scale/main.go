@@ -65,7 +65,7 @@ func main() {
 	flag.IntVar(&o.pick, "pick", 100, "numberOfClusters of the PickN placements timed")
 	flag.StringVar(&o.kubeconfig, "hub-kubeconfig", "", "admin kubeconfig of an external hub; empty starts an embedded hub (bin/fleet-hub)")
 	flag.StringVar(&o.out, "out", "scale-results.json", "where the figures are written as JSON")
-	flag.StringVar(&o.dir, "dir", "", "state directory of an embedded hub; empty makes a temporary one")
+	flag.StringVar(&o.dir, "dir", "", "state directory of an embedded hub, kept afterwards; empty makes a temporary one, removed when the hub stops unless the run failed")
 	flag.StringVar(&o.profileDir, "profile-dir", "", "write CPU and heap profiles of the embedded hub during the timed placements into this directory")
 	flag.IntVar(&o.load, "load", 0, "then create this many placements (PickN(--load-pick) each, 100 to a team workspace), time PickN placements again with them present, and restart the hub over them")
 	flag.IntVar(&o.loadPick, "load-pick", 100, "numberOfClusters of each --load placement")
@@ -90,12 +90,18 @@ func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05.000")+" "+format+"\n", args...)
 }
 
-func run(ctx context.Context, o options) error {
+func run(ctx context.Context, o options) (err error) {
 	h, dir, stopHub, err := hub(ctx, o)
 	if err != nil {
 		return err
 	}
-	defer stopHub()
+	defer func() {
+		r := recover()
+		stopHub(err != nil || r != nil)
+		if r != nil {
+			panic(r)
+		}
+	}()
 	// The members stop before the hub does.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -155,15 +161,16 @@ func (f *fleet) memory(res *results, name, kubefleet, note string) {
 
 // hub returns the hub under test (its Admin config is for the kcp base
 // URL; Pid is 0 for an external hub), the state directory of an embedded
-// one, and how to stop it.
-func hub(ctx context.Context, o options) (*framework.Hub, string, func(), error) {
+// one, and how to stop it (a temporary state directory goes unless the run
+// failed).
+func hub(ctx context.Context, o options) (*framework.Hub, string, func(failed bool), error) {
 	if o.kubeconfig != "" {
 		cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
 		if err != nil {
 			return nil, "", nil, err
 		}
 		cfg.Host = framework.BaseURL(cfg.Host)
-		return &framework.Hub{Admin: cfg}, "", func() {}, nil
+		return &framework.Hub{Admin: cfg}, "", func(bool) {}, nil
 	}
 	dir := o.dir
 	if dir == "" {
@@ -175,7 +182,18 @@ func hub(ctx context.Context, o options) (*framework.Hub, string, func(), error)
 	logf("starting the hub (state in %s)", dir)
 	h, err := framework.StartHub(ctx, framework.HubOptions{RootDir: filepath.Join(dir, "hub"), Args: o.hubArgs})
 	if err != nil {
+		if h != nil { // started, never ready
+			_ = h.Stop()
+		}
+		logf("the hub's state is kept in %s", dir)
 		return nil, "", nil, err
 	}
-	return h, dir, func() { _ = h.Stop() }, nil
+	return h, dir, func(failed bool) {
+		_ = h.Stop()
+		if o.dir != "" || failed {
+			logf("the hub's state is kept in %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	}, nil
 }
