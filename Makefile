@@ -115,18 +115,21 @@ test-unit:
 
 test-e2e: build cluster-bins
 	# -p 1: one suite at a time (they are heavy) and streamed output.
-	FLEET_BIN_DIR=$(BIN) $(GO) test -p 1 ./test/e2e/... -timeout $(TEST_TIMEOUT) -count=1 -v -ginkgo.v -ginkgo.no-color
+	FLEET_BIN_DIR=$(BIN) $(GO) test -p 1 ./test/e2e/... -timeout $(TEST_TIMEOUT) -ginkgo.timeout $(TEST_TIMEOUT) -count=1 -v -ginkgo.v -ginkgo.no-color
 
 ## test-soak: the load specs at soak size: 5 teams creating 100 placements
 ## each while members join and leave (make test: 20 each), and 1,000 team
-## workspaces created and deleted (make test: 200); the hub's goroutines and
-## memory must return to where they were (memory in use within 0.5 MiB per
-## workspace, given 15 minutes: make test allows 2.5 MiB after 4). The delete strategies 20 times
-## each (make test: 5)
+## workspaces created and deleted twice (make test: 200, once); the hub's
+## goroutines and memory must return to where they were (memory in use
+## read 15 minutes after each round's checks: within 0.45 MiB per workspace
+## of the baseline, and the live heap after the second round within 0.05
+## MiB of the first; make test allows 1.25 MiB once the live heap is back). The delete strategies 20
+## times each (make test: 5). Ginkgo's own limit (an hour unless set) is
+## raised to SOAK_TIMEOUT, as make test's is to TEST_TIMEOUT
 SOAK_TIMEOUT ?= 3h
 test-soak: build cluster-bins
-	FLEET_BIN_DIR=$(BIN) FLEET_CHURN_WORKSPACES=1000 FLEET_CHURN_SETTLE=15m $(GO) test ./test/e2e/hub/ -timeout $(SOAK_TIMEOUT) -count=1 -v -ginkgo.v -ginkgo.no-color -ginkgo.focus 'come and go'
-	FLEET_BIN_DIR=$(BIN) FLEET_LOAD_TEAMS=5 FLEET_LOAD_PLACEMENTS=100 FLEET_DELETE_RUNS=20 $(GO) test ./test/e2e/placement/ -timeout $(SOAK_TIMEOUT) -count=1 -v -ginkgo.v -ginkgo.no-color -ginkgo.focus 'Load converges|Delete strategies'
+	FLEET_BIN_DIR=$(BIN) FLEET_CHURN_WORKSPACES=1000 FLEET_CHURN_ROUNDS=2 FLEET_CHURN_SETTLE=15m $(GO) test ./test/e2e/hub/ -timeout $(SOAK_TIMEOUT) -ginkgo.timeout $(SOAK_TIMEOUT) -count=1 -v -ginkgo.v -ginkgo.no-color -ginkgo.focus 'come and go'
+	FLEET_BIN_DIR=$(BIN) FLEET_LOAD_TEAMS=5 FLEET_LOAD_PLACEMENTS=100 FLEET_DELETE_RUNS=20 $(GO) test ./test/e2e/placement/ -timeout $(SOAK_TIMEOUT) -ginkgo.timeout $(SOAK_TIMEOUT) -count=1 -v -ginkgo.v -ginkgo.no-color -ginkgo.focus 'Load converges|Delete strategies'
 
 ## run: start the hub (state in .fleet/) and 3 local member clusters with their
 ## syncers, print the fleet and how to use it; Ctrl-C stops everything

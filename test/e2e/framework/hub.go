@@ -17,6 +17,7 @@ import (
 	"github.com/kcp-dev/logicalcluster/v3"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -148,6 +149,21 @@ func (h *Hub) Addr() string { return "127.0.0.1:" + strconv.Itoa(h.port) }
 // /debug/pprof/ next to it.
 func (h *Hub) MetricsURL() string {
 	return "http://127.0.0.1:" + strconv.Itoa(h.metricsPort) + "/metrics"
+}
+
+// APIServerMetrics returns what the hub's API server reports at /metrics
+// (kcp's metrics, which only the shard admin may read).
+func (h *Hub) APIServerMetrics(ctx context.Context) (string, error) {
+	cfg, err := h.baseConfig("system:admin")
+	if err != nil {
+		return "", err
+	}
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	raw, err := c.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	return string(raw), err
 }
 
 // EmbeddedEtcd is the client URL of the hub's embedded etcd and the

@@ -45,6 +45,15 @@ func (h *Hub) CreateTeamWorkspace(ctx context.Context, name string) (string, err
 	return path, h.WaitBindingsBound(ctx, path, "placement.kubernetes-fleet.io", "kubernetes")
 }
 
+// TeamWorkspaceCluster is the logical cluster of root:teams:<name>.
+func (h *Hub) TeamWorkspaceCluster(ctx context.Context, name string) (string, error) {
+	ws, err := h.KCP("root:teams").TenancyV1alpha1().Workspaces().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	return ws.Spec.Cluster, nil
+}
+
 // DeleteTeamWorkspace deletes root:teams:<name> and waits until it is gone.
 func (h *Hub) DeleteTeamWorkspace(ctx context.Context, name string) error {
 	teams := h.KCP("root:teams").TenancyV1alpha1().Workspaces()

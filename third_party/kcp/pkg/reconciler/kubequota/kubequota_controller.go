@@ -293,9 +293,11 @@ func (c *Controller) startQuotaForLogicalCluster(ctx context.Context, clusterNam
 		clusterName: clusterName,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{
-				Name: "quota-" + clusterName.String(),
-			},
+			// Fleetplane: unnamed, so without metrics: a queue named after
+			// the workspace left its metric series (and a goroutine updating
+			// them twice a second while it ran) behind for every workspace
+			// ever deleted. It only ever holds one key.
+			workqueue.TypedRateLimitingQueueConfig[string]{},
 		),
 		work: func(ctx context.Context) {
 			resourceQuotaController.UpdateMonitors(ctx, c.dynamicDiscoverySharedInformerFactory.ServerPreferredResources)
