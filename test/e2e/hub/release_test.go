@@ -125,9 +125,14 @@ func churnWorkspaces(ctx SpecContext, prefix string, n int, before framework.Gor
 		_ = os.WriteFile(file, []byte(dump), 0o644)
 		return "the hub's goroutines are in " + file
 	})
-	// Nothing the hub reports names a deleted workspace: kcp's
-	// per-workspace queues once left their metric series behind
-	// (third_party/kcp).
+	expectNoMetricsNaming(ctx, clusters)
+	GinkgoWriter.Printf("after: %s; %s\n", after, expectMemoryBack(n, usage))
+}
+
+// expectNoMetricsNaming expects nothing the hub reports to name one of the
+// deleted workspaces' logical clusters: kcp's per-workspace queues once left
+// their metric series behind (third_party/kcp).
+func expectNoMetricsNaming(ctx SpecContext, clusters <-chan string) {
 	apiMetrics, err := hub.APIServerMetrics(ctx)
 	Expect(err).NotTo(HaveOccurred())
 	resp, err := http.Get(hub.MetricsURL())
@@ -140,6 +145,11 @@ func churnWorkspaces(ctx SpecContext, prefix string, n int, before framework.Gor
 		Expect(apiMetrics).NotTo(ContainSubstring(cluster), "the API server's metrics name deleted workspace %s", cluster)
 		Expect(ownMetrics).NotTo(ContainSubstring(cluster), "the hub's metrics name deleted workspace %s", cluster)
 	}
+}
+
+// expectMemoryBack expects the hub's memory back within bounds that grow
+// with the n workspaces that came and went, and returns the last reading.
+func expectMemoryBack(n int, usage framework.Usage) framework.Usage {
 	// The live heap comes back once the clients kcp's controllers made
 	// for the workspaces are dropped (unused for a minute,
 	// third_party/kcp-apimachinery). The heap's spans stay larger: the
@@ -163,7 +173,7 @@ func churnWorkspaces(ctx SpecContext, prefix string, n int, before framework.Gor
 		afterUsage = hubUsage(g)
 		g.Expect(afterUsage.RSS-usage.RSS).To(BeNumerically("<=", float64(n)*(1<<20)), "resident memory: before %s, now %s", usage, afterUsage)
 	}).WithTimeout(5 * time.Minute).WithPolling(20 * time.Second).Should(Succeed())
-	GinkgoWriter.Printf("after: %s; %s\n", after, afterUsage)
+	return afterUsage
 }
 
 // settleFor logs the hub's memory once a minute for d and returns a reading
