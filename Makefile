@@ -123,9 +123,10 @@ test-e2e: build cluster-bins
 ## goroutines and memory must return to where they were (memory in use
 ## read 15 minutes after each round's checks: within 0.45 MiB per workspace
 ## of the baseline, and the live heap after the second round within 0.05
-## MiB of the first; make test allows 1.25 MiB once the live heap is back). The delete strategies 20
-## times each (make test: 5). Ginkgo's own limit (an hour unless set) is
-## raised to SOAK_TIMEOUT, as make test's is to TEST_TIMEOUT
+## MiB of the first; make test allows 1.25 MiB once the live heap is
+## back). The delete strategies 20 times each (make test: 5). Ginkgo's own
+## limit (an hour unless set) is raised to SOAK_TIMEOUT, as make test's is
+## to TEST_TIMEOUT
 SOAK_TIMEOUT ?= 3h
 test-soak: build cluster-bins
 	FLEET_BIN_DIR=$(BIN) FLEET_CHURN_WORKSPACES=1000 FLEET_CHURN_ROUNDS=2 FLEET_CHURN_SETTLE=15m $(GO) test ./test/e2e/hub/ -timeout $(SOAK_TIMEOUT) -ginkgo.timeout $(SOAK_TIMEOUT) -count=1 -v -ginkgo.v -ginkgo.no-color -ginkgo.focus 'come and go'
