@@ -20,6 +20,7 @@ limitations under the License.
 package cache
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -60,7 +61,7 @@ func (ds *Dispatchers) AddEventHandler(informer cache.SharedIndexInformer, clust
 	if d, ok := ds.byInformer[informer]; ok {
 		return d.add(cluster, handler, true)
 	}
-	d := &dispatcher{informer: informer, byCluster: map[logicalcluster.Name]map[*DispatchedHandler]bool{}}
+	d := &dispatcher{informer: informer, byCluster: map[logicalcluster.Name][]*DispatchedHandler{}}
 	// The informer delivers what it holds to a new listener: the first
 	// handler is in place before it does.
 	h, err := d.add(cluster, handler, false)
@@ -117,8 +118,11 @@ type dispatcher struct {
 	informer     cache.SharedIndexInformer
 	registration cache.ResourceEventHandlerRegistration
 
-	lock      sync.RWMutex
-	byCluster map[logicalcluster.Name]map[*DispatchedHandler]bool
+	lock sync.RWMutex
+	// byCluster holds a slice, not a set: a cluster has one to three
+	// handlers on an informer, and a map per workspace and informer was
+	// some hundred bytes more each.
+	byCluster map[logicalcluster.Name][]*DispatchedHandler
 }
 
 // DispatchedHandler is a cluster's handler, and its registration.
@@ -154,10 +158,7 @@ func (d *dispatcher) add(cluster logicalcluster.Name, handler cache.ResourceEven
 			handler.OnAdd(obj, true)
 		}
 	}
-	if d.byCluster[cluster] == nil {
-		d.byCluster[cluster] = map[*DispatchedHandler]bool{}
-	}
-	d.byCluster[cluster][h] = true
+	d.byCluster[cluster] = append(d.byCluster[cluster], h)
 	return h, nil
 }
 
@@ -165,9 +166,14 @@ func (d *dispatcher) add(cluster logicalcluster.Name, handler cache.ResourceEven
 func (d *dispatcher) remove(h *DispatchedHandler) bool {
 	d.lock.Lock()
 	defer d.lock.Unlock()
-	delete(d.byCluster[h.cluster], h)
-	if len(d.byCluster[h.cluster]) == 0 {
+	hs := d.byCluster[h.cluster]
+	if i := slices.Index(hs, h); i >= 0 {
+		hs = slices.Delete(hs, i, i+1)
+	}
+	if len(hs) == 0 {
 		delete(d.byCluster, h.cluster)
+	} else {
+		d.byCluster[h.cluster] = hs
 	}
 	return len(d.byCluster) == 0
 }
@@ -180,7 +186,7 @@ func (d *dispatcher) handlers(obj interface{}, fn func(cache.ResourceEventHandle
 	}
 	d.lock.RLock()
 	defer d.lock.RUnlock()
-	for h := range d.byCluster[cluster] {
+	for _, h := range d.byCluster[cluster] {
 		fn(h.handler)
 	}
 }

@@ -141,8 +141,35 @@ func TestDispatchedHandlersSeeTheirClusterOnly(t *testing.T) {
 	waitFor(t, b, "add:b1", "add:b2", "add:b3")
 	waitFor(t, a, "add:a1", "add:a2", "delete:a1")
 
-	// The last handler takes the listener with it.
+	// Of two handlers of one cluster, the one removed goes and the other
+	// stays.
+	c := &recorder{}
+	hc, err := ds.AddEventHandler(informer, "b", c.handler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The replay hands over the cluster's objects in no particular order.
+	cache.WaitForCacheSync(stop, hc.HasSynced)
+	if got := c.seen(); len(got) != 3 {
+		t.Fatalf("a joining handler saw %v, want b's three objects", got)
+	}
+	if n, _ := ds.Handlers(informer, "b"); n != 2 {
+		t.Fatalf("%d handlers of b, want 2", n)
+	}
 	if err := ds.RemoveEventHandler(hb); err != nil {
+		t.Fatal(err)
+	}
+	changes.Add(configMap("b", "b4"))
+	if err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		got := c.seen()
+		return len(got) == 4 && got[3] == "add:b4", nil
+	}); err != nil {
+		t.Fatalf("the handler left saw %v, want b4 added last", c.seen())
+	}
+	waitFor(t, b, "add:b1", "add:b2", "add:b3")
+
+	// The last handler takes the listener with it.
+	if err := ds.RemoveEventHandler(hc); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := ds.Handlers(informer, "b"); ok {

@@ -245,7 +245,8 @@ func (c *Controller) process(ctx context.Context, key string) error {
 func (c *Controller) startGarbageCollectorForLogicalCluster(ctx context.Context, clusterName logicalcluster.Name) error {
 	logger := klog.FromContext(ctx)
 
-	kubeClient := c.kubeClusterClient.Cluster(clusterName.Path())
+	// Fleetplane: a client for events only (eventsclient_fleetplane.go).
+	kubeClient := newEventsClientset(c.kubeClusterClient, clusterName.Path())
 
 	garbageCollector, err := garbagecollector.NewGarbageCollector(
 		ctx,
