@@ -17,7 +17,6 @@ import (
 	"github.com/kcp-dev/logicalcluster/v3"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -158,11 +157,11 @@ func (h *Hub) APIServerMetrics(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	c, err := kubernetes.NewForConfig(cfg)
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return "", err
 	}
-	raw, err := c.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	raw, err := dc.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	return string(raw), err
 }
 
