@@ -22,6 +22,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
 	mchandler "sigs.k8s.io/multicluster-runtime/pkg/handler"
@@ -48,6 +49,8 @@ type Reconciler struct {
 	Framework  *framework.Framework
 	Workspaces *clients.Factory
 	placements.Scope
+
+	created *creations
 }
 
 // SetupWithManager registers the controller. Besides the placement's own
@@ -55,12 +58,13 @@ type Reconciler struct {
 // every placement.
 func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 	k := r.Sample()
+	r.created = newCreations()
 	fleetWide := []mcbuilder.WatchesOption{mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false)}
 	return mcbuilder.ControllerManagedBy(mgr).
 		Named(r.Name(ControllerName)).
 		For(k.New(), mcbuilder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
 		Watches(k.NewPolicySnapshot(), mchandler.EnqueueRequestsFromMapFunc(placements.ToPlacement), mcbuilder.WithPredicates(latestSnapshot{})).
-		Watches(k.NewBinding(), mchandler.EnqueueRequestsFromMapFunc(placements.ToPlacement), mcbuilder.WithPredicates(bindingGone{})).
+		Watches(k.NewBinding(), mchandler.EnqueueRequestsFromMapFunc(placements.ToPlacement), mcbuilder.WithPredicates(bindingEvents{created: r.created})).
 		Watches(&clusterv1beta1.MemberCluster{}, r.allPlacements(), append(fleetWide, mcbuilder.WithPredicates(schedulingRelevant{}))...).
 		Watches(&tenancyv1alpha1.ClusterGrant{}, r.allPlacements(), append(fleetWide, mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{}))...).
 		Complete(metrics.Reconciler[mcreconcile.Request](r.Name(ControllerName), r))
@@ -76,6 +80,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	bindings, err := placements.Bindings(ctx, c, k)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if wait := r.created.wait(req.ClusterName, k, bindings); wait > 0 {
+		// Shown by the binding's creation event; the wait bounds a miss.
+		log.FromContext(ctx).V(1).Info("waiting for the cache to show the bindings created for the placement", "placement", k)
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	if !p.GetDeletionTimestamp().IsZero() {
 		return ctrl.Result{}, r.unscheduleAll(ctx, c, p, bindings)
@@ -107,7 +116,7 @@ func (r *Reconciler) schedule(ctx context.Context, clusterName string, c client.
 	if err != nil {
 		return fmt.Errorf("scheduling %s: %w", in.Placement, err)
 	}
-	if err := r.persistBindings(ctx, c, p, snap, bindings, res); err != nil {
+	if err := r.persistBindings(ctx, clusterName, c, p, snap, bindings, res); err != nil {
 		return err
 	}
 	return r.writeDecisions(ctx, c, snap, res)
@@ -158,7 +167,7 @@ func (r *Reconciler) input(ctx context.Context, clusterName string, k placements
 }
 
 // persistBindings creates, updates and unschedules bindings as decided.
-func (r *Reconciler) persistBindings(ctx context.Context, c client.Client, p placementv1beta1.PlacementObj, snap placementv1beta1.PolicySnapshotObj,
+func (r *Reconciler) persistBindings(ctx context.Context, clusterName string, c client.Client, p placementv1beta1.PlacementObj, snap placementv1beta1.PolicySnapshotObj,
 	bindings []placementv1beta1.BindingObj, res framework.Result) error {
 	byName := map[string]placementv1beta1.BindingObj{}
 	for _, b := range bindings {
@@ -166,8 +175,9 @@ func (r *Reconciler) persistBindings(ctx context.Context, c client.Client, p pla
 	}
 	k := placements.KeyOf(p)
 	// New bindings are independent writes: a PickN(100) placement must not
-	// wait for 100 round trips one after another.
-	g, gctx := errgroup.WithContext(ctx)
+	// wait for 100 round trips one after another. One refused does not stop
+	// the others: a cancelled creation's outcome would be unknown.
+	var g errgroup.Group
 	g.SetLimit(placements.ParallelWrites)
 	for _, d := range res.Create {
 		b := k.NewBinding()
@@ -183,8 +193,10 @@ func (r *Reconciler) persistBindings(ctx context.Context, c client.Client, p pla
 		if err := controllerutil.SetControllerReference(p, b, c.Scheme()); err != nil {
 			return err
 		}
+		r.created.expect(clusterName, k, b.GetName())
 		g.Go(func() error {
-			if err := c.Create(gctx, b); err != nil {
+			if err := c.Create(ctx, b); err != nil {
+				r.created.failed(clusterName, k, b.GetName(), err)
 				return fmt.Errorf("binding %s to cluster %s: %w", k, d.ClusterName, err)
 			}
 			return nil

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 
+	"github.com/kcp-dev/logicalcluster/v3"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -52,12 +53,20 @@ func (latestSnapshot) Update(e event.UpdateEvent) bool {
 
 func (latestSnapshot) Delete(event.DeleteEvent) bool { return false }
 
-// bindingGone passes only deleted bindings: the scheduler may have to
-// replace them. Updates are the scheduler's and the rollout's own.
-type bindingGone struct{ predicate.Funcs }
+// bindingEvents passes deleted bindings, which the scheduler may have to
+// replace, and the last created binding a placement waits to see (see
+// creations). Updates are the scheduler's and the rollout's own.
+type bindingEvents struct {
+	predicate.Funcs
+	created *creations
+}
 
-func (bindingGone) Create(event.CreateEvent) bool { return false }
-func (bindingGone) Update(event.UpdateEvent) bool { return false }
+func (p bindingEvents) Create(e event.CreateEvent) bool {
+	k := placements.Key{Namespace: e.Object.GetNamespace(), Name: e.Object.GetLabels()[placementv1beta1.PlacementTrackingLabel]}
+	return p.created.seen(logicalcluster.From(e.Object).String(), k, e.Object.GetName())
+}
+
+func (bindingEvents) Update(event.UpdateEvent) bool { return false }
 
 // schedulingRelevant passes member cluster changes that can change a
 // decision: labels, taints, deletion, membership and health, properties and
