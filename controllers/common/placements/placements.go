@@ -1,6 +1,7 @@
 // Package placements holds what every placement controller needs to treat
 // ClusterResourcePlacements and ResourcePlacements alike: the object kinds
-// that belong to each, and lookups of their snapshots and bindings by label.
+// that belong to each, and lookups of their snapshots (by label) and
+// bindings (by index).
 package placements
 
 import (
@@ -136,13 +137,40 @@ func PolicySnapshots(ctx context.Context, c client.Reader, k Key, extra map[stri
 	return list.GetPolicySnapshotObjs(), nil
 }
 
-// Bindings lists the placement's bindings, with extra list options if any.
+// BindingPlacementIndex indexes bindings by the name of their placement
+// (IndexBindings): a placement has one binding per cluster, a workspace a
+// hundred placements, and a label selector reads every binding of the
+// workspace to find one placement's.
+const BindingPlacementIndex = "placement"
+
+// IndexBindings adds BindingPlacementIndex to the caches of bindings of
+// both kinds. It is called before the caches start.
+func IndexBindings(ctx context.Context, indexer client.FieldIndexer) error {
+	byPlacement := func(o client.Object) []string {
+		if name := o.GetLabels()[placementv1beta1.PlacementTrackingLabel]; name != "" {
+			return []string{name}
+		}
+		return nil
+	}
+	for _, b := range []client.Object{&placementv1beta1.ClusterResourceBinding{}, &placementv1beta1.ResourceBinding{}} {
+		if err := indexer.IndexField(ctx, b, BindingPlacementIndex, byPlacement); err != nil {
+			return fmt.Errorf("indexing %T by placement: %w", b, err)
+		}
+	}
+	return nil
+}
+
+// Bindings lists the placement's bindings, with extra list options if any,
+// from a cache with BindingPlacementIndex.
 func Bindings(ctx context.Context, c client.Reader, k Key, extra ...client.ListOption) ([]placementv1beta1.BindingObj, error) {
 	var list placementv1beta1.BindingListObj = &placementv1beta1.ResourceBindingList{}
+	opts := []client.ListOption{client.MatchingFields{BindingPlacementIndex: k.Name}}
 	if k.Cluster() {
 		list = &placementv1beta1.ClusterResourceBindingList{}
+	} else {
+		opts = append(opts, client.InNamespace(k.Namespace))
 	}
-	if err := c.List(ctx, list, append(ownedBy(k, nil), extra...)...); err != nil {
+	if err := c.List(ctx, list, append(opts, extra...)...); err != nil {
 		return nil, err
 	}
 	return list.GetBindingObjs(), nil

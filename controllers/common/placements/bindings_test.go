@@ -1,0 +1,75 @@
+package placements
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+)
+
+// indexes records the indexes IndexBindings adds, to build a fake client
+// with them.
+type indexes struct{ b *fake.ClientBuilder }
+
+func (i indexes) IndexField(_ context.Context, obj client.Object, field string, f client.IndexerFunc) error {
+	i.b.WithIndex(obj, field, f)
+	return nil
+}
+
+func TestBindingsAreListedByTheirPlacementsIndex(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := placementv1beta1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	meta := func(namespace, name, placement string) metav1.ObjectMeta {
+		m := metav1.ObjectMeta{Namespace: namespace, Name: name}
+		if placement != "" {
+			m.Labels = map[string]string{placementv1beta1.PlacementTrackingLabel: placement}
+		}
+		return m
+	}
+	b := fake.NewClientBuilder().WithScheme(s).WithObjects(
+		&placementv1beta1.ClusterResourceBinding{ObjectMeta: meta("", "web-member-1-a", "web")},
+		&placementv1beta1.ClusterResourceBinding{ObjectMeta: meta("", "web-member-2-b", "web")},
+		&placementv1beta1.ClusterResourceBinding{ObjectMeta: meta("", "db-member-1-c", "db")},
+		&placementv1beta1.ClusterResourceBinding{ObjectMeta: meta("", "untracked", "")},
+		// A ResourcePlacement "web" in two namespaces.
+		&placementv1beta1.ResourceBinding{ObjectMeta: meta("team-a", "web-member-1-d", "web")},
+		&placementv1beta1.ResourceBinding{ObjectMeta: meta("team-b", "web-member-1-e", "web")},
+	)
+	if err := IndexBindings(context.Background(), indexes{b}); err != nil {
+		t.Fatal(err)
+	}
+	c := b.Build()
+
+	tests := []struct {
+		key  Key
+		want []string
+	}{
+		{Key{Name: "web"}, []string{"web-member-1-a", "web-member-2-b"}},
+		{Key{Name: "db"}, []string{"db-member-1-c"}},
+		{Key{Name: "gone"}, nil},
+		{Key{Namespace: "team-a", Name: "web"}, []string{"web-member-1-d"}},
+		{Key{Namespace: "team-b", Name: "web"}, []string{"web-member-1-e"}},
+	}
+	for _, tt := range tests {
+		bindings, err := Bindings(context.Background(), c, tt.key)
+		if err != nil {
+			t.Fatalf("bindings of %s: %v", tt.key, err)
+		}
+		var got []string
+		for _, b := range bindings {
+			got = append(got, b.GetName())
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("bindings of %s = %v, want %v", tt.key, got, tt.want)
+		}
+	}
+}
