@@ -142,7 +142,7 @@ func decide(ctx context.Context, c client.Reader, e *placementv1beta1.ClusterRes
 	case placementType(p) == placementv1beta1.PickFixedPlacementType:
 		return decision{invalid: invalidPickFixed}, nil
 	}
-	bindings, err := placements.Bindings(ctx, c, k)
+	bindings, err := placements.BindingsFromServer(ctx, c, k)
 	if err != nil {
 		return decision{}, err
 	}

@@ -163,14 +163,25 @@ func IndexBindings(ctx context.Context, indexer client.FieldIndexer) error {
 // Bindings lists the placement's bindings, with extra list options if any,
 // from a cache with BindingPlacementIndex.
 func Bindings(ctx context.Context, c client.Reader, k Key, extra ...client.ListOption) ([]placementv1beta1.BindingObj, error) {
-	var list placementv1beta1.BindingListObj = &placementv1beta1.ResourceBindingList{}
 	opts := []client.ListOption{client.MatchingFields{BindingPlacementIndex: k.Name}}
-	if k.Cluster() {
-		list = &placementv1beta1.ClusterResourceBindingList{}
-	} else {
+	if !k.Cluster() {
 		opts = append(opts, client.InNamespace(k.Namespace))
 	}
-	if err := c.List(ctx, list, append(opts, extra...)...); err != nil {
+	return listBindings(ctx, c, k, append(opts, extra...))
+}
+
+// BindingsFromServer lists the placement's bindings from the API server,
+// which knows no BindingPlacementIndex.
+func BindingsFromServer(ctx context.Context, c client.Reader, k Key) ([]placementv1beta1.BindingObj, error) {
+	return listBindings(ctx, c, k, ownedBy(k, nil))
+}
+
+func listBindings(ctx context.Context, c client.Reader, k Key, opts []client.ListOption) ([]placementv1beta1.BindingObj, error) {
+	var list placementv1beta1.BindingListObj = &placementv1beta1.ResourceBindingList{}
+	if k.Cluster() {
+		list = &placementv1beta1.ClusterResourceBindingList{}
+	}
+	if err := c.List(ctx, list, opts...); err != nil {
 		return nil, err
 	}
 	return list.GetBindingObjs(), nil
