@@ -55,7 +55,8 @@ type Reconciler struct {
 	Fleet client.Reader
 	placements.Scope
 
-	inFlight InFlight
+	// written holds the binding writes the cache does not show yet.
+	written placements.UnseenWrites[string]
 }
 
 // SetupWithManager registers the controller: placements, their bindings
@@ -91,7 +92,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	c, p, err := r.Lookup(ctx, r.Manager, r.Workspaces, req)
 	if err != nil || p == nil {
 		if err == nil {
-			r.inFlight.Forget(req.String())
+			r.written.Forget(req.String())
 		}
 		return ctrl.Result{}, err
 	}
@@ -112,7 +113,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	// has are not what the limits must be counted on: a binding just bound
 	// would look unbound, and another would be bound past maxSurge. Their
 	// events bring the placement back.
-	if r.inFlight.Pending(req.String(), bindings) {
+	if r.written.Wait(req.String(), bindings) > 0 {
 		return ctrl.Result{RequeueAfter: placements.ConflictRetry}, nil
 	}
 	want, err := ApplicableOverrides(ctx, r.Fleet, c, k, latest, bindings)
@@ -161,7 +162,7 @@ func (r *Reconciler) bindAll(ctx context.Context, c client.Client, p placementv1
 			if err := Bind(ctx, c, b, snapshot, want[b.GetBindingSpec().TargetCluster], p.GetPlacementSpec().Strategy.ApplyStrategy); err != nil {
 				return err
 			}
-			r.inFlight.Wrote(key, b.GetUID(), from)
+			r.written.Updated(key, b.GetName(), from, b.GetResourceVersion())
 			return nil
 		})
 	}

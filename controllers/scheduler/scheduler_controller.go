@@ -50,7 +50,14 @@ type Reconciler struct {
 	Workspaces *clients.Factory
 	placements.Scope
 
-	created *creations
+	// created holds the bindings created that the cache does not show yet.
+	created *placements.UnseenWrites[workspacePlacement]
+}
+
+// workspacePlacement identifies a placement across workspaces.
+type workspacePlacement struct {
+	workspace string
+	placement placements.Key
 }
 
 // SetupWithManager registers the controller. Besides the placement's own
@@ -58,7 +65,7 @@ type Reconciler struct {
 // every placement.
 func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 	k := r.Sample()
-	r.created = newCreations()
+	r.created = &placements.UnseenWrites[workspacePlacement]{}
 	fleetWide := []mcbuilder.WatchesOption{mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false)}
 	return mcbuilder.ControllerManagedBy(mgr).
 		Named(r.Name(ControllerName)).
@@ -81,7 +88,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if wait := r.created.wait(req.ClusterName, k, bindings); wait > 0 {
+	if wait := r.created.Wait(workspacePlacement{req.ClusterName, k}, bindings); wait > 0 {
 		// Shown by the binding's creation event; the wait bounds a miss.
 		log.FromContext(ctx).V(1).Info("waiting for the cache to show the bindings created for the placement", "placement", k)
 		return ctrl.Result{RequeueAfter: wait}, nil
@@ -193,10 +200,10 @@ func (r *Reconciler) persistBindings(ctx context.Context, clusterName string, c 
 		if err := controllerutil.SetControllerReference(p, b, c.Scheme()); err != nil {
 			return err
 		}
-		r.created.expect(clusterName, k, b.GetName())
+		r.created.Created(workspacePlacement{clusterName, k}, b.GetName())
 		g.Go(func() error {
 			if err := c.Create(ctx, b); err != nil {
-				r.created.failed(clusterName, k, b.GetName(), err)
+				r.created.CreateFailed(workspacePlacement{clusterName, k}, b.GetName(), err)
 				return fmt.Errorf("binding %s to cluster %s: %w", k, d.ClusterName, err)
 			}
 			return nil

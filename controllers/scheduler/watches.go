@@ -55,15 +55,15 @@ func (latestSnapshot) Delete(event.DeleteEvent) bool { return false }
 
 // bindingEvents passes deleted bindings, which the scheduler may have to
 // replace, and the last created binding a placement waits to see (see
-// creations). Updates are the scheduler's and the rollout's own.
+// Reconciler.created). Updates are the scheduler's and the rollout's own.
 type bindingEvents struct {
 	predicate.Funcs
-	created *creations
+	created *placements.UnseenWrites[workspacePlacement]
 }
 
 func (p bindingEvents) Create(e event.CreateEvent) bool {
 	k := placements.Key{Namespace: e.Object.GetNamespace(), Name: e.Object.GetLabels()[placementv1beta1.PlacementTrackingLabel]}
-	return p.created.seen(logicalcluster.From(e.Object).String(), k, e.Object.GetName())
+	return p.created.CreationSeen(workspacePlacement{logicalcluster.From(e.Object).String(), k}, e.Object.GetName())
 }
 
 func (bindingEvents) Update(event.UpdateEvent) bool { return false }

@@ -232,7 +232,7 @@ const displacedWhy = "displaced"
 // available (or its diff reported, with ReportDiff) for its current
 // generation; if not, why not. A binding bound to something else was moved
 // by someone else (another run): the cache shows this controller's own
-// writes (see InFlight). A failure is waited out, not fatal: an apply
+// writes (see placements.UnseenWrites). A failure is waited out, not fatal: an apply
 // error on a member may be fixed there, and the placement's status names it.
 func (w world) updated(c placementv1beta1.ClusterUpdatingStatus) (bool, string) {
 	b := w.bindings[c.ClusterName]

@@ -53,7 +53,8 @@ type Reconciler struct {
 	Fleet client.Reader
 	placements.Scope
 
-	inFlight rollout.InFlight
+	// written holds the binding writes the cache does not show yet.
+	written placements.UnseenWrites[string]
 }
 
 func (r *Reconciler) kinds() kinds { return kinds{namespaced: r.Namespaced} }
@@ -114,14 +115,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	c, err := placements.WorkspaceClient(ctx, r.Manager, r.Workspaces, req.ClusterName)
 	if err != nil {
 		if placements.IgnoreWorkspaceGone(err) == nil {
-			r.inFlight.Forget(req.String())
+			r.written.Forget(req.String())
 		}
 		return ctrl.Result{}, placements.IgnoreWorkspaceGone(err)
 	}
 	run := r.kinds().newRun()
 	if err := c.Get(ctx, req.NamespacedName, run); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.inFlight.Forget(req.String())
+			r.written.Forget(req.String())
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -185,7 +186,7 @@ func (r *Reconciler) step(ctx context.Context, c client.Client, run placementv1b
 	// A cache that does not show this run's last binding writes would
 	// have it bind again, or count a cluster done on its old spec. The
 	// writes' own events bring the run back.
-	if r.inFlight.Pending(key, w.listed) {
+	if r.written.Wait(key, w.listed) > 0 {
 		return ctrl.Result{RequeueAfter: placements.ConflictRetry}, nil
 	}
 	out := advance(st, w)
@@ -284,10 +285,7 @@ func (r *Reconciler) apply(ctx context.Context, c client.Client, run placementv1
 		if err := rollout.Bind(ctx, c, b, w.snapshot, applicable(cl), st.ApplyStrategy); err != nil {
 			return err
 		}
-		if b.GetResourceVersion() != from {
-			// An update that changed nothing leaves nothing to wait for.
-			r.inFlight.Wrote(key, b.GetUID(), from)
-		}
+		r.written.Updated(key, b.GetName(), from, b.GetResourceVersion())
 	}
 	for _, name := range out.remove {
 		b := w.bindings[name]

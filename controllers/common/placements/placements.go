@@ -1,7 +1,7 @@
 // Package placements holds what every placement controller needs to treat
 // ClusterResourcePlacements and ResourcePlacements alike: the object kinds
-// that belong to each, and lookups of their snapshots (by label) and
-// bindings (by index).
+// that belong to each, lookups of their snapshots (by label) and bindings
+// (by index), and the binding writes a cache does not show yet.
 package placements
 
 import (
