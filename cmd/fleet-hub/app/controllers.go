@@ -12,10 +12,13 @@ import (
 	kcptenancyv1alpha1 "github.com/kcp-dev/kcp/sdk/apis/tenancy/v1alpha1"
 	"github.com/kcp-dev/logicalcluster/v3"
 	"github.com/kcp-dev/multicluster-provider/apiexport"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -29,6 +32,7 @@ import (
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	fleetconfig "github.com/fleetplane/fleetplane/config/fleet"
 	"github.com/fleetplane/fleetplane/controllers/clustergrant"
+	"github.com/fleetplane/fleetplane/controllers/common/intern"
 	"github.com/fleetplane/fleetplane/controllers/common/managedfields"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
 	"github.com/fleetplane/fleetplane/controllers/eviction"
@@ -81,6 +85,40 @@ func hubScheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
+// cacheTransform is what the hub's caches do to an object before they store
+// it: nothing the controllers do reads managed fields, so they keep none,
+// and what objects repeat is shared (see intern).
+func cacheTransform(obj any) (any, error) {
+	obj, err := cache.TransformStripManagedFields()(obj)
+	if err != nil {
+		return nil, err
+	}
+	return intern.Transform(obj)
+}
+
+// transformCached gives the informers of objs in the provider's wildcard
+// cache the hub's cache transform: the provider builds that cache without
+// one. It runs before the cache starts, the last moment an informer takes a
+// transform.
+func transformCached(wildcard cache.Cache, objs ...client.Object) error {
+	informers, ok := wildcard.(interface {
+		GetSharedInformer(runtime.Object) (toolscache.SharedIndexInformer, schema.GroupVersionKind, meta.RESTScopeName, error)
+	})
+	if !ok {
+		return fmt.Errorf("the placement API's cache (%T) does not give out its informers", wildcard)
+	}
+	for _, o := range objs {
+		inf, gvk, _, err := informers.GetSharedInformer(o)
+		if err != nil {
+			return fmt.Errorf("caching %T: %w", o, err)
+		}
+		if err := inf.SetTransform(cacheTransform); err != nil {
+			return fmt.Errorf("caching %s: %w", gvk.Kind, err)
+		}
+	}
+	return nil
+}
+
 // startControllers runs the hub's controllers until ctx ends: the platform
 // workspace's own (member clusters, grants) and the workspace-aware ones that
 // serve placements in every workspace binding the placement API. It returns
@@ -102,9 +140,7 @@ func startControllers(ctx context.Context, loopback *rest.Config, opts controlle
 		HealthProbeBindAddress: "0",
 		Logger:                 logger,
 		NewClient:              managedfields.NewClient,
-		// Nothing the controllers do reads managed fields: the cache of
-		// root:fleet (members, Works) keeps none.
-		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		Cache:                  cache.Options{DefaultTransform: cacheTransform},
 	})
 	if err != nil {
 		return fmt.Errorf("creating the controller manager for %s: %w", fleetconfig.Path, err)
@@ -116,6 +152,10 @@ func startControllers(ctx context.Context, loopback *rest.Config, opts controlle
 	provider, err := apiexport.New(vwCfg, apiexport.Options{Scheme: scheme})
 	if err != nil {
 		return fmt.Errorf("watching the workspaces that bind %s: %w", fleetconfig.PlacementExport, err)
+	}
+	if err := transformCached(provider.GetWildcard(), &placementv1beta1.ClusterResourceBinding{}, &placementv1beta1.ResourceBinding{},
+		&placementv1beta1.ClusterResourcePlacement{}, &placementv1beta1.ResourcePlacement{}); err != nil {
+		return err
 	}
 	mcMgr, err := mcmanager.WithMultiCluster(mgr, provider)
 	if err != nil {
