@@ -141,7 +141,7 @@ func (f *fleet) newLoad(ctx context.Context, h *framework.Hub, prefix string, n,
 		return nil, 0, err
 	}
 	logf("created in %s; waiting until all are Available", time.Since(start).Round(time.Second))
-	if err := l.waitAvailable(ctx, 60*time.Minute); err != nil {
+	if err := l.waitAvailable(ctx, f.opts.loadTimeout); err != nil {
 		return nil, 0, err
 	}
 	return l, time.Since(start), nil

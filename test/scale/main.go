@@ -50,6 +50,7 @@ type options struct {
 	profileDir      string
 	load            int
 	loadPick        int
+	loadTimeout     time.Duration
 	teams           int
 	teamPick        int
 	hubArgs         []string
@@ -69,6 +70,7 @@ func main() {
 	flag.StringVar(&o.profileDir, "profile-dir", "", "write CPU and heap profiles of the embedded hub during the timed placements into this directory")
 	flag.IntVar(&o.load, "load", 0, "then create this many placements (PickN(--load-pick) each, 100 to a team workspace), time PickN placements again with them present, and restart the hub over them")
 	flag.IntVar(&o.loadPick, "load-pick", 100, "numberOfClusters of each --load placement")
+	flag.DurationVar(&o.loadTimeout, "load-timeout", time.Hour, "how long the --load and --teams placements may take to become Available (1,000 x 100 on 2 cores takes longer than the default)")
 	flag.IntVar(&o.teams, "teams", 0, "then create this many team workspaces with one PickN(--team-pick) placement each, read the hub's memory growth per workspace and time PickN placements again in a new workspace")
 	flag.IntVar(&o.teamPick, "team-pick", 10, "numberOfClusters of each --teams placement")
 	flag.Func("hub-arg", "a further fleet-hub start flag for the embedded hub (repeatable), e.g. --hub-arg=--watch-cache=false", func(s string) error {
