@@ -111,7 +111,7 @@ func TestJudgeHealth(t *testing.T) {
 			if tc.heartbeat > 0 {
 				mc.Status.AgentStatus = []clusterv1beta1.AgentStatus{{Type: clusterv1beta1.MemberAgent, LastReceivedHeartbeat: metav1.NewTime(now.Add(-tc.heartbeat))}}
 			}
-			recheck := r.judgeHealth(mc)
+			recheck := r.judgeHealth(mc, mc.Status.DeepCopy())
 			got := meta.FindStatusCondition(mc.Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterHealthy)
 			if got == nil || got.Status != tc.want {
 				t.Fatalf("Healthy = %+v, want %s", got, tc.want)
@@ -123,6 +123,70 @@ func TestJudgeHealth(t *testing.T) {
 	}
 }
 
+// setUpAndReport has the hub set member m1 up, then its syncer report
+// agent on the InternalMemberCluster.
+func setUpAndReport(ctx context.Context, t *testing.T, r *Reconciler, c client.Client, agent clusterv1beta1.AgentStatus) *clusterv1beta1.InternalMemberCluster {
+	t.Helper()
+	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKey{Name: "m1"}}); err != nil {
+		t.Fatal(err)
+	}
+	imc := &clusterv1beta1.InternalMemberCluster{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "fleet-member-m1", Name: "m1"}, imc); err != nil {
+		t.Fatal(err)
+	}
+	imc.Status.AgentStatus = []clusterv1beta1.AgentStatus{agent}
+	if err := c.Status().Update(ctx, imc); err != nil {
+		t.Fatal(err)
+	}
+	return imc
+}
+
+// A member whose heartbeat is lost is written once, not on every look: the
+// syncer's last report (healthy) is copied afresh each time, and a new
+// transition time for the hub's verdict would make each write bring the
+// member back for another.
+func TestHeartbeatLostIsWrittenOnce(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	r, c := newReconciler(t, now, member("m1"))
+	req := ctrl.Request{NamespacedName: client.ObjectKey{Name: "m1"}}
+	heartbeat := metav1.NewTime(now.Add(-5 * time.Minute))
+	setUpAndReport(ctx, t, r, c, clusterv1beta1.AgentStatus{
+		Type: clusterv1beta1.MemberAgent, LastReceivedHeartbeat: heartbeat,
+		Conditions: []metav1.Condition{
+			{Type: clusterv1beta1.AgentJoined, Status: metav1.ConditionTrue, Reason: "Joined", LastTransitionTime: heartbeat},
+			{Type: clusterv1beta1.AgentHealthy, Status: metav1.ConditionTrue, Reason: "Healthy", LastTransitionTime: heartbeat},
+		},
+	})
+	read := func() *clusterv1beta1.MemberCluster {
+		mc := &clusterv1beta1.MemberCluster{}
+		if err := c.Get(ctx, req.NamespacedName, mc); err != nil {
+			t.Fatal(err)
+		}
+		return mc
+	}
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	lost := read()
+	if !meta.IsStatusConditionFalse(lost.Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterHealthy) {
+		t.Fatalf("Healthy = %+v, want False", lost.Status.Conditions)
+	}
+	// Found lost a while ago (the write above took the wall clock's time).
+	meta.FindStatusCondition(lost.Status.AgentStatus[0].Conditions, clusterv1beta1.AgentHealthy).LastTransitionTime = metav1.NewTime(now.Add(-time.Hour))
+	if err := c.Status().Update(ctx, lost); err != nil {
+		t.Fatal(err)
+	}
+	r.Clock.(*clocktesting.FakeClock).Step(5 * time.Second)
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if again := read(); again.ResourceVersion != lost.ResourceVersion {
+		t.Errorf("the member was written again with nothing new: resource version %s → %s; agent status %+v",
+			lost.ResourceVersion, again.ResourceVersion, again.Status.AgentStatus)
+	}
+}
+
 func TestLeaveWaitsForSyncerThenCleansUp(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
@@ -130,19 +194,9 @@ func TestLeaveWaitsForSyncerThenCleansUp(t *testing.T) {
 	mc.Finalizers = []string{clusterv1beta1.MemberClusterFinalizer}
 	r, c := newReconciler(t, now, mc)
 	req := ctrl.Request{NamespacedName: client.ObjectKey{Name: "m1"}}
-	if _, err := r.Reconcile(ctx, req); err != nil {
-		t.Fatal(err)
-	}
 	// The syncer reports it joined.
-	imc := &clusterv1beta1.InternalMemberCluster{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: "fleet-member-m1", Name: "m1"}, imc); err != nil {
-		t.Fatal(err)
-	}
-	imc.Status.AgentStatus = []clusterv1beta1.AgentStatus{{Type: clusterv1beta1.MemberAgent, Conditions: []metav1.Condition{
-		{Type: clusterv1beta1.AgentJoined, Status: metav1.ConditionTrue, Reason: "Joined", LastTransitionTime: metav1.Now()}}}}
-	if err := c.Status().Update(ctx, imc); err != nil {
-		t.Fatal(err)
-	}
+	imc := setUpAndReport(ctx, t, r, c, clusterv1beta1.AgentStatus{Type: clusterv1beta1.MemberAgent, Conditions: []metav1.Condition{
+		{Type: clusterv1beta1.AgentJoined, Status: metav1.ConditionTrue, Reason: "Joined", LastTransitionTime: metav1.Now()}}})
 	if err := c.Delete(ctx, &clusterv1beta1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: "m1"}}); err != nil {
 		t.Fatal(err)
 	}

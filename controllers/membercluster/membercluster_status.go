@@ -47,7 +47,7 @@ func (r *Reconciler) syncStatus(ctx context.Context, mc *clusterv1beta1.MemberCl
 		Message: fmt.Sprintf("namespace %s, its RBAC and the InternalMemberCluster are ready for the syncer", imc.Namespace),
 	})
 	meta.SetStatusCondition(&st.Conditions, joinedCondition(mc, agentStatus(st)))
-	recheck := r.judgeHealth(mc)
+	recheck := r.judgeHealth(mc, before)
 
 	if !equality.Semantic.DeepEqual(before, &mc.Status) {
 		if err := r.Client.Status().Update(ctx, mc); err != nil {
@@ -99,8 +99,9 @@ func (r *Reconciler) unhealthyAfter(mc *clusterv1beta1.MemberCluster) time.Durat
 
 // judgeHealth marks the member agent unhealthy when its heartbeat is older
 // than the threshold, and returns when to look again. Unhealthy only keeps
-// the member from new placements; what it runs stays.
-func (r *Reconciler) judgeHealth(mc *clusterv1beta1.MemberCluster) time.Duration {
+// the member from new placements; what it runs stays. before is the status
+// as last written.
+func (r *Reconciler) judgeHealth(mc *clusterv1beta1.MemberCluster, before *clusterv1beta1.MemberClusterStatus) time.Duration {
 	threshold := r.unhealthyAfter(mc)
 	health := metav1.Condition{Type: clusterv1beta1.ConditionTypeMemberClusterHealthy, ObservedGeneration: mc.Generation}
 	agent := agentStatus(&mc.Status)
@@ -115,10 +116,18 @@ func (r *Reconciler) judgeHealth(mc *clusterv1beta1.MemberCluster) time.Duration
 			health.Status, health.Reason = metav1.ConditionFalse, clusterv1beta1.ReasonMemberAgentHeartbeatLost
 			health.Message = fmt.Sprintf("no heartbeat from the member's syncer since %s (threshold %s); it keeps what it runs but gets no new placements; check that the syncer runs and can reach the hub",
 				agent.LastReceivedHeartbeat.UTC().Format(time.RFC3339), threshold)
-			meta.SetStatusCondition(&agent.Conditions, metav1.Condition{
+			lost := metav1.Condition{
 				Type: clusterv1beta1.AgentHealthy, Status: metav1.ConditionFalse,
 				Reason: clusterv1beta1.ReasonMemberAgentHeartbeatLost, Message: health.Message,
-			})
+			}
+			// The agent's conditions are copied afresh from what the syncer
+			// last reported (healthy): keep the time the hub first found the
+			// heartbeat lost, or every look would be a write and every write
+			// another look.
+			if prev := lostSince(before); prev != nil {
+				lost.LastTransitionTime = prev.LastTransitionTime
+			}
+			meta.SetStatusCondition(&agent.Conditions, lost)
 			break
 		}
 		recheck = threshold - age + time.Second
@@ -131,4 +140,18 @@ func (r *Reconciler) judgeHealth(mc *clusterv1beta1.MemberCluster) time.Duration
 	}
 	meta.SetStatusCondition(&mc.Status.Conditions, health)
 	return recheck
+}
+
+// lostSince returns the agent's AgentHealthy condition in status if it says
+// the heartbeat was lost, else nil.
+func lostSince(status *clusterv1beta1.MemberClusterStatus) *metav1.Condition {
+	agent := agentStatus(status)
+	if agent == nil {
+		return nil
+	}
+	c := meta.FindStatusCondition(agent.Conditions, clusterv1beta1.AgentHealthy)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != clusterv1beta1.ReasonMemberAgentHeartbeatLost {
+		return nil
+	}
+	return c
 }
