@@ -81,6 +81,11 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
 	c, p, err := r.Lookup(ctx, r.Manager, r.Workspaces, req)
 	if err != nil || p == nil {
+		if p == nil && err == nil {
+			// Gone, or its workspace is: creations whose outcome was
+			// unknown are no longer waited for.
+			r.created.Forget(workspacePlacement{req.ClusterName, r.Key(req.Namespace, req.Name)})
+		}
 		return ctrl.Result{}, err
 	}
 	k := placements.KeyOf(p)
@@ -132,8 +137,10 @@ func (r *Reconciler) schedule(ctx context.Context, clusterName string, c client.
 // input gathers what the framework needs for one cycle.
 func (r *Reconciler) input(ctx context.Context, clusterName string, k placements.Key, snap placementv1beta1.PolicySnapshotObj, bindings []placementv1beta1.BindingObj) (framework.Input, error) {
 	local := r.Manager.GetLocalManager().GetClient()
+	// The cache's own objects, not copies: the framework only reads them,
+	// and copying 1,000 member clusters was most of a cycle's cost.
 	list := &clusterv1beta1.MemberClusterList{}
-	if err := local.List(ctx, list); err != nil {
+	if err := local.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return framework.Input{}, err
 	}
 	ws, err := r.Workspaces.For(logicalcluster.Name(clusterName))

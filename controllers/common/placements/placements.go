@@ -267,13 +267,16 @@ type wildcard interface {
 }
 
 // ListEverywhere lists objects of every workspace, for the rare event (a
-// grant or a member cluster changed) that concerns all of them.
+// grant or a member cluster changed) that concerns all of them. The objects
+// are the cache's own, not copies: read them, never change them. (A
+// restarted hub maps each of 1,000 member clusters' first events this way:
+// copying 1,000 placements of 100 clusters for each was half of its CPU.)
 func ListEverywhere(ctx context.Context, mgr mcmanager.Manager, list client.ObjectList) error {
 	w, ok := mgr.GetProvider().(wildcard)
 	if !ok {
 		return fmt.Errorf("the workspace provider %T has no cache over all workspaces", mgr.GetProvider())
 	}
-	return w.GetWildcard().List(ctx, list)
+	return w.GetWildcard().List(ctx, list, client.UnsafeDisableDeepCopy)
 }
 
 // RequestFor is the request of a workspace-aware controller for an object

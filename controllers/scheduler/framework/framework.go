@@ -42,7 +42,8 @@ type Input struct {
 	// NumberOfClusters is the PickN target (the snapshot's number-of-clusters
 	// annotation); ignored for other placement types.
 	NumberOfClusters int
-	// Clusters are all MemberClusters of the fleet.
+	// Clusters are all MemberClusters of the fleet: the cache's own
+	// objects, which plugins read and never change.
 	Clusters []*clusterv1beta1.MemberCluster
 	// Bindings are the placement's existing bindings.
 	Bindings []Binding
