@@ -53,7 +53,8 @@ func (t trusted) annotate(w *placementv1beta1.Work) {
 // trust checks the binding, its placement, its snapshots and its cluster.
 func (r *Reconciler) trust(ctx context.Context, c client.Client, o origin) (trusted, error) {
 	k := placements.Key{Namespace: o.binding.GetNamespace(), Name: o.placement()}
-	p, err := placements.Get(ctx, c, k)
+	// Read only: the placement is the cache's own.
+	p, err := placements.Peek(ctx, c, k)
 	if client.IgnoreNotFound(err) != nil {
 		return trusted{}, err
 	}

@@ -307,7 +307,7 @@ func (r *Reconciler) cleanUp(ctx context.Context, c client.Client, direct client
 // bindings, as it is deleted, was most of the cost of deleting it.)
 func abandoning(ctx context.Context, cached, direct client.Reader, o origin, works []placementv1beta1.Work) (bool, error) {
 	key := placements.Key{Namespace: o.binding.GetNamespace(), Name: o.placement()}
-	p, err := placements.Get(ctx, cached, key)
+	p, err := placements.Peek(ctx, cached, key)
 	if err != nil || p.GetDeletionTimestamp().IsZero() {
 		p, err = placements.Get(ctx, direct, key)
 	}
@@ -357,20 +357,35 @@ func (o origin) labels() map[string]string {
 	}
 }
 
+// WorkOriginIndex indexes Works by the binding they were written for
+// (IndexWorks). A member's namespace holds a Work for every placement on
+// it; a label selector reads them all to find one binding's, which made
+// re-checking every binding after a hub restart a fifth of its CPU.
+const WorkOriginIndex = "origin"
+
+// IndexWorks adds WorkOriginIndex to the cache of Works in root:fleet. It
+// is called before the cache starts.
+func IndexWorks(ctx context.Context, indexer client.FieldIndexer) error {
+	return indexer.IndexField(ctx, &placementv1beta1.Work{}, WorkOriginIndex, func(o client.Object) []string {
+		l := o.GetLabels()
+		if l[placementv1beta1.WorkspaceLabel] == "" || l[placementv1beta1.ParentBindingLabel] == "" {
+			return nil
+		}
+		return []string{originKey(l[placementv1beta1.WorkspaceLabel], l[placementv1beta1.ParentNamespaceLabel], l[placementv1beta1.ParentBindingLabel])}
+	})
+}
+
+// originKey joins a binding's workspace, namespace (empty for a cluster
+// placement's) and name; none of them can hold a "/".
+func originKey(workspace, namespace, binding string) string {
+	return workspace + "/" + namespace + "/" + binding
+}
+
 func (r *Reconciler) existingWorks(ctx context.Context, o origin) ([]placementv1beta1.Work, error) {
 	list := &placementv1beta1.WorkList{}
-	sel := client.MatchingLabels{
-		placementv1beta1.WorkspaceLabel:     o.workspace.String(),
-		placementv1beta1.ParentBindingLabel: o.binding.GetName(),
-	}
-	if err := r.Fleet.List(ctx, list, client.InNamespace(o.memberNamespace()), sel); err != nil {
+	key := originKey(o.workspace.String(), o.binding.GetNamespace(), o.binding.GetName())
+	if err := r.Fleet.List(ctx, list, client.InNamespace(o.memberNamespace()), client.MatchingFields{WorkOriginIndex: key}); err != nil {
 		return nil, err
 	}
-	var out []placementv1beta1.Work
-	for _, w := range list.Items {
-		if w.Labels[placementv1beta1.ParentNamespaceLabel] == o.binding.GetNamespace() {
-			out = append(out, w)
-		}
-	}
-	return out, nil
+	return list.Items, nil
 }

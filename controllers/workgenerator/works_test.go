@@ -28,7 +28,19 @@ func fakeClient(t *testing.T, objs ...client.Object) client.Client {
 	if err := placementv1beta1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	return fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build()
+	b := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...)
+	if err := IndexWorks(context.Background(), withIndex{b}); err != nil {
+		t.Fatal(err)
+	}
+	return b.Build()
+}
+
+// withIndex adds the indexes IndexWorks asks for to a fake client.
+type withIndex struct{ b *fake.ClientBuilder }
+
+func (i withIndex) IndexField(_ context.Context, obj client.Object, field string, f client.IndexerFunc) error {
+	i.b.WithIndex(obj, field, f)
+	return nil
 }
 
 // binding is the binding of placement "web" (an RP's if namespace is set)

@@ -164,6 +164,9 @@ func startControllers(ctx context.Context, loopback *rest.Config, opts controlle
 	if err := placements.IndexBindings(ctx, mcMgr.GetFieldIndexer()); err != nil {
 		return err
 	}
+	if err := workgenerator.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	workspaces := clients.NewFactory(loopback, scheme)
 	changes := resourcechange.New(mcMgr, workspaces.APIsChanged)
 	if err := setupControllers(mcMgr, workspaces, opts, changes); err != nil {
