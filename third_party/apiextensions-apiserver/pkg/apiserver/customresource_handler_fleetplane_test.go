@@ -1,11 +1,14 @@
 package apiserver
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/crdserverscheme"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 )
@@ -37,5 +40,64 @@ func TestEveryDecoderCoercesEmbeddedResources(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "must be a string") {
 			t.Errorf("%s: decoding an embedded resource whose apiVersion is a number: got %v, want it refused (must be a string)", name, err)
 		}
+	}
+}
+
+// countingConverter records the conversions it is asked for and converts
+// by setting the apiVersion, as a CRD without a conversion webhook does.
+type countingConverter struct{ calls int }
+
+func (c *countingConverter) Convert(in, out, _ interface{}) error {
+	c.calls++
+	u := in.(*unstructured.Unstructured).DeepCopy()
+	u.SetAPIVersion(out.(*unstructured.Unstructured).GetAPIVersion())
+	out.(*unstructured.Unstructured).SetUnstructuredContent(u.UnstructuredContent())
+	return nil
+}
+
+func (c *countingConverter) ConvertToVersion(in runtime.Object, _ runtime.GroupVersioner) (runtime.Object, error) {
+	return in, nil
+}
+
+func (c *countingConverter) ConvertFieldLabel(_ schema.GroupVersionKind, label, value string) (string, string, error) {
+	return label, value, nil
+}
+
+// The storage codec's converter hands an object decoded in the version
+// asked for over as it is (its decoder coerced it), and converts and
+// coerces one of another version.
+func TestStorageConverterHandsOverAnObjectOfTheVersionAskedFor(t *testing.T) {
+	object := structuralschema.Structural{Generic: structuralschema.Generic{Type: "object"},
+		Properties: map[string]structuralschema.Structural{"spec": {
+			Generic:    structuralschema.Generic{Type: "object"},
+			Properties: map[string]structuralschema.Structural{"known": {Generic: structuralschema.Generic{Type: "string"}}},
+		}}}
+	schemas := map[string]*structuralschema.Structural{"v1": &object, "v2": &object}
+	delegate := &countingConverter{}
+	c := schemaCoercingConverter{delegate: delegate, validator: unstructuredSchemaCoercer{structuralSchemas: schemas,
+		structuralSchemaGK: schema.GroupKind{Group: "example.io", Kind: "Thing"}}}
+	decoded := func(version string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.io/" + version, "kind": "Thing",
+			"metadata": map[string]any{"name": "a"}, "spec": map[string]any{"known": "x", "unknown": "y"}}}
+	}
+	into := func(version string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.io/" + version, "kind": "Thing"}}
+	}
+
+	in, out := decoded("v1"), into("v1")
+	if err := c.Convert(in, out, nil); err != nil {
+		t.Fatal(err)
+	}
+	if delegate.calls != 0 || !reflect.DeepEqual(out.Object, in.Object) {
+		t.Errorf("same version: the delegate converted %d times, out = %v; want no conversion and the decoded object as it is", delegate.calls, out.Object)
+	}
+
+	out = into("v2")
+	if err := c.Convert(decoded("v1"), out, nil); err != nil {
+		t.Fatal(err)
+	}
+	spec, _, _ := unstructured.NestedMap(out.Object, "spec")
+	if delegate.calls != 1 || out.GetAPIVersion() != "example.io/v2" || !reflect.DeepEqual(spec, map[string]any{"known": "x"}) {
+		t.Errorf("another version: the delegate converted %d times, out = %v; want one conversion to v2, the unknown field pruned", delegate.calls, out.Object)
 	}
 }
