@@ -32,10 +32,14 @@ func fakeClient(t *testing.T, objs ...client.Object) client.Client {
 	if err := IndexWorks(context.Background(), withIndex{b}); err != nil {
 		t.Fatal(err)
 	}
+	if err := placements.AddIndexes(context.Background(), withIndex{b}); err != nil {
+		t.Fatal(err)
+	}
 	return b.Build()
 }
 
-// withIndex adds the indexes IndexWorks asks for to a fake client.
+// withIndex adds the indexes IndexWorks and placements.AddIndexes ask for
+// to a fake client.
 type withIndex struct{ b *fake.ClientBuilder }
 
 func (i withIndex) IndexField(_ context.Context, obj client.Object, field string, f client.IndexerFunc) error {

@@ -218,7 +218,8 @@ func isAvailable(crp *placementv1beta1.ClusterResourcePlacement) bool {
 // long until every placement's status is current again (the hub serves,
 // every placement has been reconciled since, the controllers' queues are
 // empty and every placement is Available) and the Work and binding writes
-// the restart caused (kcp's request counters start from zero with the hub).
+// the restart caused (kcp's request counters start from zero with the hub),
+// with a CPU profile of the restarted hub's first minute.
 func (l *load) restart(ctx context.Context, h *framework.Hub, res *results) error {
 	logf("restarting the hub over %d placements", l.placements)
 	if err := h.Stop(); err != nil {
@@ -229,6 +230,7 @@ func (l *load) restart(ctx context.Context, h *framework.Hub, res *results) erro
 		return err
 	}
 	res.add("restart_ready", time.Since(start).Seconds(), "s", "", "from starting the stopped hub until it serves /readyz")
+	profiled := l.f.prof.cpu(ctx, "restart", time.Minute)
 	l.f.admin = h.Admin
 	if err := l.connect(); err != nil {
 		return err
@@ -251,6 +253,9 @@ func (l *load) restart(ctx context.Context, h *framework.Hub, res *results) erro
 	}
 	res.add("restart_status_current", time.Since(start).Seconds(), "s", "675 (KubeFleet's report: 11 min 15 s)",
 		fmt.Sprintf("every one of %d placements reconciled since the start, the queues empty, all Available", l.placements))
+	profiled()
+	l.f.prof.heap(ctx, "restart")
+	l.f.memory(res, "hub_rss_restarted", "", fmt.Sprintf("once every status is current again after the restart (and the profile's minute has passed), %d placements present", l.placements))
 	served := l.f.prof.apiserverMetrics()
 	for _, r := range []struct{ figure, resource string }{{"restart_work_writes", "works"}, {"restart_binding_writes", "clusterresourcebindings"}} {
 		res.add(r.figure, writesTo(served, r.resource), "requests", "", "creates, updates, patches and deletes (status included) since the restart")

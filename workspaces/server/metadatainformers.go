@@ -16,6 +16,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -32,7 +33,8 @@ import (
 // takes the factory. kcp's replication of CachedResources would need the
 // labels the informers drop (its label selector, the copies it writes); it
 // runs only behind kcp's CacheAPIs feature gate, which the hub leaves off.
-func leanMetadataInformers(s *kcpserver.Server) error {
+// The uninformed resources are left out of its discovery.
+func leanMetadataInformers(s *kcpserver.Server, uninformed []schema.GroupResource) error {
 	loopback := rest.CopyConfig(s.MiniAggregator.GenericAPIServer.LoopbackClientConfig)
 	metadata, err := metadataclient.NewDynamicMetadataClusterClientForConfig(rest.AddUserAgent(rest.CopyConfig(loopback), "fleet-partial-metadata-informers"))
 	if err != nil {
@@ -48,10 +50,11 @@ func leanMetadataInformers(s *kcpserver.Server) error {
 	crdInformer := crds.Apiextensions().V1().CustomResourceDefinitions().Informer()
 	// Cannot fail: the informer has not started.
 	_ = crdInformer.SetTransform(crdNamesOnly)
-	source, err := informer.NewCRDGVRSource(crdInformer)
+	crdSource, err := informer.NewCRDGVRSource(crdInformer)
 	if err != nil {
 		return err
 	}
+	source := withoutResources{GVRSource: crdSource, left: sets.New(uninformed...)}
 	factory, err := informer.NewGenericDiscoveringDynamicSharedInformerFactory[kcpcache.ScopeableSharedIndexInformer, kcpcache.GenericClusterLister](
 		func(gvr schema.GroupVersionResource, resync time.Duration, indexers cache.Indexers) kcpinformers.GenericClusterInformer {
 			indexers[kcpcache.ClusterIndexName] = kcpcache.ClusterIndexFunc
@@ -71,6 +74,22 @@ func leanMetadataInformers(s *kcpserver.Server) error {
 		crds.Start(ctx.Done())
 		return nil
 	})
+}
+
+// withoutResources leaves resources out of what a GVRSource discovers.
+type withoutResources struct {
+	informer.GVRSource
+	left sets.Set[schema.GroupResource]
+}
+
+func (s withoutResources) GVRs() map[schema.GroupVersionResource]informer.GVRPartialMetadata {
+	gvrs := s.GVRSource.GVRs() // a new map each call
+	for gvr := range gvrs {
+		if s.left.Has(gvr.GroupResource()) {
+			delete(gvrs, gvr)
+		}
+	}
+	return gvrs
 }
 
 // crdNamesOnly keeps of a CRD what the resource discovery reads (group,

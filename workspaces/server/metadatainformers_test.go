@@ -11,7 +11,11 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kcp-dev/kcp/pkg/informer"
 )
 
 // The resource discovery of the metadata informers reads a CRD's group,
@@ -113,5 +117,40 @@ func TestLeanMetadataKeepsWhatKcpReads(t *testing.T) {
 	tombstone := cache.DeletedFinalStateUnknown{Key: "ns/c", Obj: bare}
 	if got, err := leanMetadata(tombstone); err != nil || got != any(tombstone) {
 		t.Errorf("a tombstone: %v, %v", got, err)
+	}
+}
+
+// gvrList is a GVRSource of a fixed list, handing out a new map each call as
+// kcp's CRD source does.
+type gvrList []schema.GroupVersionResource
+
+func (l gvrList) GVRs() map[schema.GroupVersionResource]informer.GVRPartialMetadata {
+	m := map[schema.GroupVersionResource]informer.GVRPartialMetadata{}
+	for _, gvr := range l {
+		m[gvr] = informer.GVRPartialMetadata{}
+	}
+	return m
+}
+func (gvrList) Ready() bool                { return true }
+func (gvrList) Subscribe() <-chan struct{} { return nil }
+
+// A resource left out is left out in every version; others of its group,
+// and its namesakes in other groups, stay.
+func TestWithoutResourcesLeavesOutEveryVersionOfThem(t *testing.T) {
+	works := func(group, version string) schema.GroupVersionResource {
+		return schema.GroupVersionResource{Group: group, Version: version, Resource: "works"}
+	}
+	bindings := schema.GroupVersionResource{Group: "fleet.example", Version: "v1", Resource: "bindings"}
+	configmaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	s := withoutResources{
+		GVRSource: gvrList{works("fleet.example", "v1"), works("fleet.example", "v2"), works("other.example", "v1"), bindings, configmaps},
+		left:      sets.New(schema.GroupResource{Group: "fleet.example", Resource: "works"}),
+	}
+	for i := 0; i < 2; i++ { // the source's map is not kept changed
+		got := sets.KeySet(s.GVRs())
+		want := sets.New(works("other.example", "v1"), bindings, configmaps)
+		if !got.Equal(want) {
+			t.Fatalf("GVRs() = %v, want %v", got.UnsortedList(), want.UnsortedList())
+		}
 	}
 }

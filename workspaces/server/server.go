@@ -19,6 +19,7 @@ import (
 	kcpfeatures "github.com/kcp-dev/kcp/pkg/features"
 	kcpserver "github.com/kcp-dev/kcp/pkg/server"
 	"go.etcd.io/etcd/server/v3/embed"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/rest"
@@ -71,6 +72,11 @@ type Options struct {
 	// at which etcd refuses writes; 0 keeps etcd's default (2 GiB), which
 	// 1,000 placements of 100 clusters come near (docs/performance.md).
 	EmbeddedEtcdQuotaBytes int64
+	// Uninformed are resources kcp's metadata informers leave out: kcp's
+	// garbage collector, permission-claim labels and workspace mounts then
+	// do not see their objects, and the hub neither lists them nor decodes
+	// each of their changes once more for those informers.
+	Uninformed []schema.GroupResource
 }
 
 // DefaultOptions returns the settings `fleet-hub start` uses without flags.
@@ -158,7 +164,7 @@ func Run(ctx context.Context, opts Options, postStart PostStartFunc) error {
 	if err != nil {
 		return err
 	}
-	if err := leanMetadataInformers(s); err != nil {
+	if err := leanMetadataInformers(s, opts.Uninformed); err != nil {
 		return err
 	}
 	err = s.AddPostStartHook("fleet-crd-establishing", func(hookCtx genericapiserver.PostStartHookContext) error {

@@ -11,9 +11,11 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/internal/gcpace"
 	"github.com/fleetplane/fleetplane/metrics"
 	"github.com/fleetplane/fleetplane/workspaces/bootstrap"
@@ -53,8 +55,19 @@ Stop the hub with Ctrl-C; its state survives a restart.
 `, opts.RootDir, kubeconfig, binDir)
 }
 
+// uninformedByKcp are the fleet's resources kcp's metadata informers need
+// not see. Works carry no owner references and own nothing, so kcp's
+// garbage collector has nothing to do for them (the work generator deletes
+// them, or their member namespace's deletion does), and no export that
+// root:fleet binds claims them (kcp labels claimed objects from these
+// informers). Left out, a restarted hub lists its Works (100,000 at 1,000
+// placements of 100 clusters) once less and decodes each status a syncer
+// reports once less.
+var uninformedByKcp = []schema.GroupResource{placementv1beta1.GroupVersion.WithResource("works").GroupResource()}
+
 func newStartCommand() *cobra.Command {
 	opts := server.DefaultOptions()
+	opts.Uninformed = uninformedByKcp
 	ctrlOpts := defaultControllerOptions()
 	metricsOpts := metrics.ServerOptions{BindAddress: ":8080"}
 	pacer := gcpace.Pacer{Min: 25, Max: 100}

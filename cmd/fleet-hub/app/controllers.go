@@ -161,7 +161,7 @@ func startControllers(ctx context.Context, loopback *rest.Config, opts controlle
 	if err != nil {
 		return err
 	}
-	if err := placements.IndexBindings(ctx, mcMgr.GetFieldIndexer()); err != nil {
+	if err := placements.AddIndexes(ctx, mcMgr.GetFieldIndexer()); err != nil {
 		return err
 	}
 	if err := workgenerator.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {

@@ -13,7 +13,7 @@ import (
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 )
 
-// indexes records the indexes IndexBindings adds, to build a fake client
+// indexes records the indexes AddIndexes adds, to build a fake client
 // with them.
 type indexes struct{ b *fake.ClientBuilder }
 
@@ -46,7 +46,7 @@ func TestBindingsAreListedByTheirPlacementsIndex(t *testing.T) {
 	// The API server knows no index: a client built before the indexes
 	// reads like one.
 	server := b.Build()
-	if err := IndexBindings(context.Background(), indexes{b}); err != nil {
+	if err := AddIndexes(context.Background(), indexes{b}); err != nil {
 		t.Fatal(err)
 	}
 	c := b.Build()

@@ -17,12 +17,16 @@ func TestPeekFindsThePlacementOfItsKindAndNamespace(t *testing.T) {
 	if err := placementv1beta1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	c := fake.NewClientBuilder().WithScheme(s).WithObjects(
+	b := fake.NewClientBuilder().WithScheme(s).WithObjects(
 		&placementv1beta1.ClusterResourcePlacement{ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "crp-web"}},
 		&placementv1beta1.ClusterResourcePlacement{ObjectMeta: metav1.ObjectMeta{Name: "db", UID: "crp-db"}},
 		&placementv1beta1.ResourcePlacement{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web", UID: "rp-a-web"}},
 		&placementv1beta1.ResourcePlacement{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "api", UID: "rp-b-api"}},
-	).Build()
+	)
+	if err := AddIndexes(context.Background(), indexes{b}); err != nil {
+		t.Fatal(err)
+	}
+	c := b.Build()
 
 	for _, tc := range []struct {
 		key     Key

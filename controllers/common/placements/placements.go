@@ -78,11 +78,10 @@ func Get(ctx context.Context, c client.Reader, k Key) (placementv1beta1.Placemen
 // the cache's own; read it, never change it. (A placement of 100 clusters
 // carries 150 KB of status, and the work generator reads the placement for
 // each of its bindings: 6% of a restarted hub's CPU went into the copies.)
-// c must read a cache; it lists the workspace's placements of the key's
-// kind.
+// c must read a cache with PlacementNameIndex.
 func Peek(ctx context.Context, c client.Reader, k Key) (placementv1beta1.PlacementObj, error) {
 	list := k.NewList()
-	opts := []client.ListOption{client.UnsafeDisableDeepCopy}
+	opts := []client.ListOption{client.UnsafeDisableDeepCopy, client.MatchingFields{PlacementNameIndex: k.Name}}
 	if !k.Cluster() {
 		opts = append(opts, client.InNamespace(k.Namespace))
 	}
@@ -165,23 +164,40 @@ func PolicySnapshots(ctx context.Context, c client.Reader, k Key, extra map[stri
 }
 
 // BindingPlacementIndex indexes bindings by the name of their placement
-// (IndexBindings): a placement has one binding per cluster, a workspace a
+// (AddIndexes): a placement has one binding per cluster, a workspace a
 // hundred placements, and a label selector reads every binding of the
 // workspace to find one placement's.
 const BindingPlacementIndex = "placement"
 
-// IndexBindings adds BindingPlacementIndex to the caches of bindings of
-// both kinds. It is called before the caches start.
-func IndexBindings(ctx context.Context, indexer client.FieldIndexer) error {
+// PlacementNameIndex indexes placements by name (AddIndexes), for Peek: a
+// cache hands out its own object only from a list, and without the index
+// that list held every placement of the workspace, for each binding
+// checked. The API server knows the field too.
+const PlacementNameIndex = "metadata.name"
+
+// AddIndexes adds BindingPlacementIndex to the caches of bindings and
+// PlacementNameIndex to those of placements, of both kinds. It is called
+// before the caches start.
+func AddIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 	byPlacement := func(o client.Object) []string {
 		if name := o.GetLabels()[placementv1beta1.PlacementTrackingLabel]; name != "" {
 			return []string{name}
 		}
 		return nil
 	}
-	for _, b := range []client.Object{&placementv1beta1.ClusterResourceBinding{}, &placementv1beta1.ResourceBinding{}} {
-		if err := indexer.IndexField(ctx, b, BindingPlacementIndex, byPlacement); err != nil {
-			return fmt.Errorf("indexing %T by placement: %w", b, err)
+	byName := func(o client.Object) []string { return []string{o.GetName()} }
+	for _, i := range []struct {
+		obj     client.Object
+		field   string
+		extract client.IndexerFunc
+	}{
+		{&placementv1beta1.ClusterResourceBinding{}, BindingPlacementIndex, byPlacement},
+		{&placementv1beta1.ResourceBinding{}, BindingPlacementIndex, byPlacement},
+		{&placementv1beta1.ClusterResourcePlacement{}, PlacementNameIndex, byName},
+		{&placementv1beta1.ResourcePlacement{}, PlacementNameIndex, byName},
+	} {
+		if err := indexer.IndexField(ctx, i.obj, i.field, i.extract); err != nil {
+			return fmt.Errorf("indexing %T by %s: %w", i.obj, i.field, err)
 		}
 	}
 	return nil
