@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/url"
 	"slices"
 	"time"
 
@@ -238,28 +240,41 @@ func setupControllers(mgr mcmanager.Manager, workspaces *clients.Factory, opts c
 
 // placementVirtualWorkspace returns a config for the placement APIExport's
 // virtual workspace, through which the hub sees placements of every
-// workspace; kcp publishes its URL in the export's endpoint slice.
+// workspace; kcp publishes its URL in the export's endpoint slice. Its
+// lists and watches across workspaces go directly to the hub's wildcard
+// endpoint with the export's identity (directWildcard).
 func placementVirtualWorkspace(ctx context.Context, fleetCfg *rest.Config, scheme *runtime.Scheme) (*rest.Config, error) {
 	c, err := client.New(fleetCfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, err
 	}
-	var url string
+	var endpoint, identity string
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		slice := &apisv1alpha1.APIExportEndpointSlice{}
+		export := &apisv1alpha2.APIExport{}
 		if err := c.Get(ctx, client.ObjectKey{Name: fleetconfig.PlacementExport}, slice); err != nil {
 			return false, nil
 		}
-		if len(slice.Status.APIExportEndpoints) == 0 {
+		if err := c.Get(ctx, client.ObjectKey{Name: fleetconfig.PlacementExport}, export); err != nil {
 			return false, nil
 		}
-		url = slice.Status.APIExportEndpoints[0].URL
+		if len(slice.Status.APIExportEndpoints) == 0 || export.Status.IdentityHash == "" {
+			return false, nil
+		}
+		endpoint, identity = slice.Status.APIExportEndpoints[0].URL, export.Status.IdentityHash
 		return true, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("waiting for the virtual workspace URL of %s: %w", fleetconfig.PlacementExport, err)
+		return nil, fmt.Errorf("waiting for the virtual workspace URL and identity of %s: %w", fleetconfig.PlacementExport, err)
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("the virtual workspace URL of %s: %w", fleetconfig.PlacementExport, err)
 	}
 	cfg := rest.CopyConfig(fleetCfg)
-	cfg.Host = url
+	cfg.Host = endpoint
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return newDirectWildcard(rt, u.Path, placementv1beta1.GroupVersion.Group, identity)
+	})
 	return cfg, nil
 }
