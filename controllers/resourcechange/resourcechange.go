@@ -11,17 +11,14 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
 	"github.com/kcp-dev/client-go/dynamic/dynamicinformer"
 	apisv1alpha1 "github.com/kcp-dev/kcp/sdk/apis/apis/v1alpha1"
-	apisv1alpha2 "github.com/kcp-dev/kcp/sdk/apis/apis/v1alpha2"
 	"github.com/kcp-dev/logicalcluster/v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -185,13 +182,9 @@ func (d *Detector) Start(ctx context.Context, loopback *rest.Config, fleet clien
 // exportedResources lists what an APIExport serves, named with the export's
 // identity as wildcard requests for bound resources require.
 func exportedResources(ctx context.Context, c client.Reader, name string) ([]schema.GroupVersionResource, error) {
-	export := &apisv1alpha2.APIExport{}
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		err := c.Get(ctx, client.ObjectKey{Name: name}, export)
-		return err == nil && export.Status.IdentityHash != "", nil
-	})
+	export, err := clients.ExportIdentity(ctx, c, name)
 	if err != nil {
-		return nil, fmt.Errorf("waiting for the identity of APIExport %s: %w", name, err)
+		return nil, err
 	}
 	var out []schema.GroupVersionResource
 	for _, r := range export.Spec.Resources {

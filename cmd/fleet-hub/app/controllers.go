@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -248,24 +247,13 @@ func placementVirtualWorkspace(ctx context.Context, fleetCfg *rest.Config, schem
 	if err != nil {
 		return nil, err
 	}
-	var endpoint, identity string
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		slice := &apisv1alpha1.APIExportEndpointSlice{}
-		export := &apisv1alpha2.APIExport{}
-		if err := c.Get(ctx, client.ObjectKey{Name: fleetconfig.PlacementExport}, slice); err != nil {
-			return false, nil
-		}
-		if err := c.Get(ctx, client.ObjectKey{Name: fleetconfig.PlacementExport}, export); err != nil {
-			return false, nil
-		}
-		if len(slice.Status.APIExportEndpoints) == 0 || export.Status.IdentityHash == "" {
-			return false, nil
-		}
-		endpoint, identity = slice.Status.APIExportEndpoints[0].URL, export.Status.IdentityHash
-		return true, nil
-	})
+	endpoint, err := clients.ExportEndpoint(ctx, c, fleetconfig.PlacementExport)
 	if err != nil {
-		return nil, fmt.Errorf("waiting for the virtual workspace URL and identity of %s: %w", fleetconfig.PlacementExport, err)
+		return nil, err
+	}
+	export, err := clients.ExportIdentity(ctx, c, fleetconfig.PlacementExport)
+	if err != nil {
+		return nil, err
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil {
@@ -274,7 +262,7 @@ func placementVirtualWorkspace(ctx context.Context, fleetCfg *rest.Config, schem
 	cfg := rest.CopyConfig(fleetCfg)
 	cfg.Host = endpoint
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return newDirectWildcard(rt, u.Path, placementv1beta1.GroupVersion.Group, identity)
+		return newDirectWildcard(rt, u.Path, placementv1beta1.GroupVersion.Group, export.Status.IdentityHash)
 	})
 	return cfg, nil
 }
