@@ -56,14 +56,22 @@ Stop the hub with Ctrl-C; its state survives a restart.
 }
 
 // uninformedByKcp are the fleet's resources kcp's metadata informers need
-// not see. Works carry no owner references and own nothing, so kcp's
-// garbage collector has nothing to do for them (the work generator deletes
-// them, or their member namespace's deletion does), and no export that
-// root:fleet binds claims them (kcp labels claimed objects from these
-// informers). Left out, a restarted hub lists its Works (100,000 at 1,000
-// placements of 100 clusters) once less and decodes each status a syncer
-// reports once less.
-var uninformedByKcp = []schema.GroupResource{placementv1beta1.GroupVersion.WithResource("works").GroupResource()}
+// not see; no export claims them (kcp labels claimed objects from these
+// informers), so only kcp's garbage collector would read them there. Works
+// carry no owner references and own nothing: the work generator deletes
+// them, or their member namespace's deletion does. A binding's only owner
+// is its placement, whose scheduler-cleanup finalizer deletes the bindings
+// and stays until they are gone, so the collector's cascade has nothing
+// left to do (and with a placement forced away past its finalizer, the
+// bindings and what they placed stay rather than go). Left out, a
+// restarted hub lists each (100,000 of each at 1,000 placements of 100
+// clusters) once less, and the collector no longer checks the owner of
+// every binding the scheduler creates.
+var uninformedByKcp = []schema.GroupResource{
+	placementv1beta1.GroupVersion.WithResource("works").GroupResource(),
+	placementv1beta1.GroupVersion.WithResource("clusterresourcebindings").GroupResource(),
+	placementv1beta1.GroupVersion.WithResource("resourcebindings").GroupResource(),
+}
 
 func newStartCommand() *cobra.Command {
 	opts := server.DefaultOptions()
