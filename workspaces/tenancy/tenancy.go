@@ -54,8 +54,10 @@ func (g *Grants) For(ctx context.Context, path logicalcluster.Path) (*Access, er
 	if path == PlatformPath {
 		return &Access{platform: true}, nil
 	}
+	// Read-only, and asked for every binding the work generator checks: the
+	// cache's own objects, not copies of every grant's list of clusters.
 	list := &tenancyv1alpha1.ClusterGrantList{}
-	if err := g.Reader.List(ctx, list); err != nil {
+	if err := g.Reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("reading ClusterGrants: %w", err)
 	}
 	a := &Access{}
