@@ -143,16 +143,31 @@ func (m *member) heartbeat(ctx context.Context) error {
 // acknowledgeWork watches the member's Work and writes it as a syncer whose
 // applies all succeed does: its cleanup finalizer first, then each new
 // generation reported Applied and Available; a deleted Work is released.
+// A watch that ends (a hub restart) resumes from the last version seen, as
+// the syncer's informer does, and starts over with every Work only when
+// the hub no longer has that version.
 func (m *member) acknowledgeWork(ctx context.Context) {
+	seen := ""
 	for ctx.Err() == nil {
-		w, err := m.hub.Watch(ctx, &placementv1beta1.WorkList{}, client.InNamespace(m.namespace()))
+		w, err := m.hub.Watch(ctx, &placementv1beta1.WorkList{}, client.InNamespace(m.namespace()),
+			&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: seen, AllowWatchBookmarks: true}})
 		if err != nil {
 			time.Sleep(time.Second)
 			continue
 		}
 		for ev := range w.ResultChan() {
+			if ev.Type == watch.Error {
+				if err := apierrors.FromObject(ev.Object); apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+					seen = ""
+				}
+				continue
+			}
 			work, ok := ev.Object.(*placementv1beta1.Work)
-			if !ok || ev.Type == watch.Deleted {
+			if !ok {
+				continue
+			}
+			seen = work.ResourceVersion
+			if ev.Type == watch.Deleted || ev.Type == watch.Bookmark {
 				continue
 			}
 			if err := m.handle(ctx, work); err != nil && ctx.Err() == nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
