@@ -32,6 +32,7 @@ import (
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/workspaces/bootstrap"
 	"github.com/fleetplane/fleetplane/workspaces/clients"
 )
 
@@ -182,7 +183,7 @@ func (d *Detector) Start(ctx context.Context, loopback *rest.Config, fleet clien
 // exportedResources lists what an APIExport serves, named with the export's
 // identity as wildcard requests for bound resources require.
 func exportedResources(ctx context.Context, c client.Reader, name string) ([]schema.GroupVersionResource, error) {
-	export, err := clients.ExportIdentity(ctx, c, name)
+	export, err := bootstrap.ExportIdentity(ctx, c, name)
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,7 @@ import (
 	"github.com/fleetplane/fleetplane/controllers/updaterun"
 	"github.com/fleetplane/fleetplane/controllers/workgenerator"
 	"github.com/fleetplane/fleetplane/metrics"
+	"github.com/fleetplane/fleetplane/workspaces/bootstrap"
 	"github.com/fleetplane/fleetplane/workspaces/clients"
 	"github.com/fleetplane/fleetplane/workspaces/release"
 )
@@ -247,11 +248,11 @@ func placementVirtualWorkspace(ctx context.Context, fleetCfg *rest.Config, schem
 	if err != nil {
 		return nil, err
 	}
-	endpoint, err := clients.ExportEndpoint(ctx, c, fleetconfig.PlacementExport)
+	endpoint, err := bootstrap.ExportEndpoint(ctx, c, fleetconfig.PlacementExport)
 	if err != nil {
 		return nil, err
 	}
-	export, err := clients.ExportIdentity(ctx, c, fleetconfig.PlacementExport)
+	export, err := bootstrap.ExportIdentity(ctx, c, fleetconfig.PlacementExport)
 	if err != nil {
 		return nil, err
 	}
