@@ -101,3 +101,72 @@ func TestStorageConverterHandsOverAnObjectOfTheVersionAskedFor(t *testing.T) {
 		t.Errorf("another version: the delegate converted %d times, out = %v; want one conversion to v2, the unknown field pruned", delegate.calls, out.Object)
 	}
 }
+
+// recordingConverter records the objects it is asked to convert and hands
+// them back as they are.
+type recordingConverter struct{ got []runtime.Object }
+
+func (r *recordingConverter) Convert(_, _, _ interface{}) error { return nil }
+
+func (r *recordingConverter) ConvertToVersion(in runtime.Object, _ runtime.GroupVersioner) (runtime.Object, error) {
+	r.got = append(r.got, in)
+	return in, nil
+}
+
+func (r *recordingConverter) ConvertFieldLabel(_ schema.GroupVersionKind, label, value string) (string, string, error) {
+	return label, value, nil
+}
+
+// The response codec's converter gives a list whose items are all in the
+// version asked for to the unsafe converter, its items not copied and its
+// top level copied; anything else goes to the safe converter.
+func TestResponseConverterCopiesOnlyWhatConversionChanges(t *testing.T) {
+	thing := func(version string) unstructured.Unstructured {
+		return unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.io/" + version, "kind": "Thing",
+			"metadata": map[string]any{"name": "a"}}}
+	}
+	list := func(versions ...string) *unstructured.UnstructuredList {
+		l := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "example.io/v1", "kind": "ThingList"}}
+		for _, v := range versions {
+			l.Items = append(l.Items, thing(v))
+		}
+		return l
+	}
+	v1 := schema.GroupVersion{Group: "example.io", Version: "v1"}
+	for _, tc := range []struct {
+		name     string
+		in       runtime.Object
+		wantSafe bool
+	}{
+		{name: "a list in the version asked for", in: list("v1", "v1")},
+		{name: "an empty list", in: list()},
+		{name: "a list with an item to convert", in: list("v1", "v2"), wantSafe: true},
+		{name: "an object", in: &unstructured.Unstructured{Object: thing("v1").Object}, wantSafe: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			safe, unsafe := &recordingConverter{}, &recordingConverter{}
+			if _, err := (listEncodingConverter{ObjectConvertor: safe, unsafe: unsafe}).ConvertToVersion(tc.in, v1); err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantSafe {
+				if len(safe.got) != 1 || safe.got[0] != tc.in || len(unsafe.got) != 0 {
+					t.Fatalf("safe converter got %d, unsafe %d; want the input in the safe one only", len(safe.got), len(unsafe.got))
+				}
+				return
+			}
+			if len(safe.got) != 0 || len(unsafe.got) != 1 {
+				t.Fatalf("safe converter got %d, unsafe %d; want one list in the unsafe one only", len(safe.got), len(unsafe.got))
+			}
+			in, got := tc.in.(*unstructured.UnstructuredList), unsafe.got[0].(*unstructured.UnstructuredList)
+			if got == in || reflect.ValueOf(got.Object).UnsafePointer() == reflect.ValueOf(in.Object).UnsafePointer() {
+				t.Error("the list's top level was handed over itself; want a copy the conversion may change")
+			}
+			if len(in.Items) > 0 && &got.Items[0] != &in.Items[0] {
+				t.Error("the items were copied; want them handed over as they are")
+			}
+			if !reflect.DeepEqual(got.Object, in.Object) {
+				t.Errorf("top level %v, want %v", got.Object, in.Object)
+			}
+		})
+	}
+}
