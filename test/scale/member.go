@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -96,10 +98,7 @@ func (m *member) run(ctx context.Context, delay, period time.Duration) {
 		} else {
 			retry = time.Second
 		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(next):
-		}
+		sleep(ctx, next)
 	}
 }
 
@@ -145,17 +144,21 @@ func (m *member) heartbeat(ctx context.Context) error {
 // generation reported Applied and Available; a deleted Work is released.
 // A watch that ends (a hub restart) resumes from the last version seen, as
 // the syncer's informer does, and starts over with every Work only when
-// the hub no longer has that version.
+// the hub no longer has that version. A watch that fails or ends at once
+// is retried with the informer's backoff, not at once.
 func (m *member) acknowledgeWork(ctx context.Context) {
 	seen := ""
+	backoff := watchBackoff()
 	for ctx.Err() == nil {
 		w, err := m.hub.Watch(ctx, &placementv1beta1.WorkList{}, client.InNamespace(m.namespace()),
 			&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: seen, AllowWatchBookmarks: true}})
 		if err != nil {
-			time.Sleep(time.Second)
+			sleep(ctx, backoff.Step())
 			continue
 		}
+		events := 0
 		for ev := range w.ResultChan() {
+			events++
 			if ev.Type == watch.Error {
 				if err := apierrors.FromObject(ev.Object); apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 					seen = ""
@@ -175,6 +178,25 @@ func (m *member) acknowledgeWork(ctx context.Context) {
 			}
 		}
 		w.Stop()
+		if events == 0 {
+			sleep(ctx, backoff.Step())
+		} else {
+			backoff = watchBackoff()
+		}
+	}
+}
+
+// watchBackoff is client-go's reflector's: 0.8 s doubling up to 30 s, each
+// wait stretched by up to as much again at random, so that members whose
+// watches broke together (a hub restart) do not all retry together.
+func watchBackoff() wait.Backoff {
+	return wait.Backoff{Duration: 800 * time.Millisecond, Factor: 2, Jitter: 1, Cap: 30 * time.Second, Steps: math.MaxInt32}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
@@ -36,9 +37,19 @@ func (p *profiler) cpu(ctx context.Context, name string, d time.Duration) (wait 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		p.awaitServing(ctx)
 		p.fetch(ctx, name+".cpu.pprof", fmt.Sprintf("profile?seconds=%d", int(d.Seconds())))
 	}()
 	return func() { <-done }
+}
+
+// awaitServing waits up to a minute for a hub process just launched to
+// serve its metrics (and so pprof), which it does first of all.
+func (p *profiler) awaitServing(ctx context.Context) {
+	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		_, err := framework.Scrape(p.hub.MetricsURL())
+		return err == nil, nil
+	})
 }
 
 // heap writes the hub's live heap, and its goroutines.

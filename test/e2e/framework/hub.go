@@ -295,14 +295,19 @@ func (h *Hub) Restart(ctx context.Context) error {
 
 // Start starts a stopped hub again on its API and etcd client ports.
 func (h *Hub) Start(ctx context.Context) error {
+	if err := h.Launch(); err != nil {
+		return err
+	}
+	return h.WaitReady(ctx)
+}
+
+// Launch starts the stopped hub's process without waiting for it to serve.
+func (h *Hub) Launch() error {
 	ports, err := FreePorts(1)
 	if err != nil {
 		return err
 	}
-	if err := h.launch(ports[0]); err != nil {
-		return err
-	}
-	return h.WaitReady(ctx)
+	return h.launch(ports[0])
 }
 
 // Config returns an admin config for the workspace at path (e.g. "root:fleet").
