@@ -118,6 +118,9 @@ func Run(ctx context.Context, opts Options, postStart PostStartFunc) error {
 		return err
 	}
 	rest.SetDefaultWarningHandler(rest.NoWarnings{})
+	if err := ensureServingCert(&kcpOpts.Server.GenericControlPlane, opts.ExternalHostname, time.Now()); err != nil {
+		return err
+	}
 
 	completed, err := kcpOpts.Complete(ctx)
 	if err != nil {
