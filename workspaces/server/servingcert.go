@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"net"
 	"path/filepath"
+	"slices"
 	"time"
 
 	certutil "k8s.io/client-go/util/cert"
@@ -51,13 +52,21 @@ func ensureServingCert(cp *controlplaneoptions.Options, externalHostname string,
 			return fmt.Errorf("finding the hub's address for its serving certificate (set --bind-address to the address members reach): %w", err)
 		}
 	}
-	ips := []net.IP{advertise, net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+	var ips []net.IP
+	addIP := func(ip net.IP) {
+		if !slices.ContainsFunc(ips, ip.Equal) {
+			ips = append(ips, ip)
+		}
+	}
+	for _, ip := range []net.IP{advertise, net.IPv4(127, 0, 0, 1), net.IPv6loopback} {
+		addIP(ip)
+	}
 	if !serving.BindAddress.IsUnspecified() {
-		ips = append(ips, serving.BindAddress)
+		addIP(serving.BindAddress)
 	}
 	dns := []string{"localhost"}
 	if ip := net.ParseIP(externalHostname); ip != nil {
-		ips = append(ips, ip)
+		addIP(ip)
 	} else if externalHostname != "" {
 		dns = append(dns, externalHostname)
 	}

@@ -42,6 +42,9 @@ func TestEnsureServingCertWritesAP256ChainForTheHubsNames(t *testing.T) {
 	if err != nil || len(chain) != 2 {
 		t.Fatalf("want the serving certificate followed by its CA, got %d certificates (%v)", len(chain), err)
 	}
+	if n := len(chain[0].IPAddresses); n != 3 {
+		t.Errorf("want the advertise address and loopback once each, got %d addresses: %v", n, chain[0].IPAddresses)
+	}
 	roots := x509.NewCertPool()
 	roots.AddCert(chain[1])
 	for _, name := range []string{"hub.example.com", "localhost", "127.0.0.1", "::1", "10.1.2.3"} {
