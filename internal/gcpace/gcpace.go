@@ -43,6 +43,13 @@ type Pacer struct {
 
 // Run paces the collector until ctx ends, then restores Max. It does nothing
 // when the operator set GOGC in the environment.
+//
+// It sets GOGC after every collection, and four times an Interval besides,
+// from the rate since it last looked: a process that went quiet after a busy
+// spell would otherwise keep the busy spell's target until its next
+// collection, minutes away at the quiet rate. A lower target set between
+// collections starts one at once if the heap is already past it, which hands
+// the spare memory back.
 func (p Pacer) Run(ctx context.Context, log logr.Logger) {
 	if os.Getenv("GOGC") != "" {
 		log.Info("GOGC is set: the garbage collector is not paced")
@@ -51,12 +58,15 @@ func (p Pacer) Run(ctx context.Context, log logr.Logger) {
 	collected := make(chan struct{}, 1)
 	notifyAfterCollections(ctx, collected)
 	defer debug.SetGCPercent(p.Max)
+	tick := time.NewTicker(p.Interval / 4)
+	defer tick.Stop()
 	last := readHeap()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-collected:
+		case <-tick.C:
 		}
 		now := readHeap()
 		percent := p.percent(last, now)

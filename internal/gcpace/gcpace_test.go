@@ -67,7 +67,7 @@ func TestRunPacesAndRestores(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Pacer{Min: 30, Max: 100, Interval: time.Microsecond}.Run(ctx, logr.Discard())
+		Pacer{Min: 30, Max: 100, Interval: time.Millisecond}.Run(ctx, logr.Discard())
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for currentGCPercent() != 30 {
@@ -81,5 +81,33 @@ func TestRunPacesAndRestores(t *testing.T) {
 	<-done
 	if got := currentGCPercent(); got != 100 {
 		t.Fatalf("GOGC %d after the pacer stopped, want 100", got)
+	}
+}
+
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// A process that went quiet gets the floor within an interval, without
+// waiting for its next collection.
+func TestRunLowersTheTargetBetweenCollections(t *testing.T) {
+	if os.Getenv("GOGC") != "" {
+		t.Skip("GOGC is set in the environment: the pacer stays off")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cycles := gcCycles()
+	go Pacer{Min: 30, Max: 100, Interval: 20 * time.Millisecond}.Run(ctx, logr.Discard())
+	deadline := time.Now().Add(10 * time.Second)
+	for currentGCPercent() != 30 {
+		if time.Now().After(deadline) {
+			t.Fatalf("GOGC %d, want 30", currentGCPercent())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if gcCycles() != cycles {
+		t.Skip("a collection ran meanwhile: it, not the interval, may have set the target")
 	}
 }
