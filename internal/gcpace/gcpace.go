@@ -58,7 +58,7 @@ func (p Pacer) Run(ctx context.Context, log logr.Logger) {
 	collected := make(chan struct{}, 1)
 	notifyAfterCollections(ctx, collected)
 	defer debug.SetGCPercent(p.Max)
-	tick := time.NewTicker(p.Interval / 4)
+	tick := time.NewTicker(max(p.Interval/4, time.Millisecond))
 	defer tick.Stop()
 	last := readHeap()
 	for {

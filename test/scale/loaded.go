@@ -98,7 +98,7 @@ func (f *fleet) tenancy(ctx context.Context, h *framework.Hub, res *results) err
 	// Again once the teams' rollout has quieted down (their workspaces'
 	// event recorders stop after two idle minutes, kcp's per-workspace
 	// controllers have drained): what a new team meets on a hub that already
-	// serves 500, rather than right after 500 arrived at once.
+	// serves them all, rather than right after they all arrived at once.
 	logf("letting the hub settle for %s more", quietAfterTeams)
 	time.Sleep(quietAfterTeams)
 	return f.placements(ctx, res, fmt.Sprintf("after_%d_teams_settled", f.opts.teams))
