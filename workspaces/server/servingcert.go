@@ -65,10 +65,14 @@ func ensureServingCert(cp *controlplaneoptions.Options, externalHostname string,
 		addIP(serving.BindAddress)
 	}
 	dns := []string{"localhost"}
-	if ip := net.ParseIP(externalHostname); ip != nil {
+	external := externalHostname
+	if host, _, err := net.SplitHostPort(external); err == nil {
+		external = host // the API server takes host:port there too
+	}
+	if ip := net.ParseIP(external); ip != nil {
 		addIP(ip)
-	} else if externalHostname != "" {
-		dns = append(dns, externalHostname)
+	} else if external != "" {
+		dns = append(dns, external)
 	}
 	certPEM, keyPEM, err := selfSignedServingCert(advertise.String(), ips, dns, now)
 	if err != nil {

@@ -27,7 +27,7 @@ func servingOptions(t *testing.T, bind string) *controlplaneoptions.Options {
 func TestEnsureServingCertWritesAP256ChainForTheHubsNames(t *testing.T) {
 	cp := servingOptions(t, "127.0.0.1")
 	now := time.Now()
-	if err := ensureServingCert(cp, "hub.example.com", now); err != nil {
+	if err := ensureServingCert(cp, "hub.example.com:443", now); err != nil {
 		t.Fatal(err)
 	}
 	dir := cp.SecureServing.ServerCert.CertDirectory
