@@ -51,10 +51,24 @@ func TestNotifiedAfterEachCollection(t *testing.T) {
 	}
 }
 
-func currentGCPercent() uint64 {
-	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+func readRuntimeMetric(name string) uint64 {
+	s := []metrics.Sample{{Name: name}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
+}
+
+func currentGCPercent() uint64 { return readRuntimeMetric("/gc/gogc:percent") }
+
+// awaitGCPercent calls between until GOGC is want, for up to timeout.
+func awaitGCPercent(t *testing.T, want uint64, timeout time.Duration, between func()) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for currentGCPercent() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("GOGC %d, want %d", currentGCPercent(), want)
+		}
+		between()
+	}
 }
 
 // A process that allocates little gets the floor; when the pacer stops, Go's
@@ -69,25 +83,15 @@ func TestRunPacesAndRestores(t *testing.T) {
 		defer close(done)
 		Pacer{Min: 30, Max: 100, Interval: time.Millisecond}.Run(ctx, logr.Discard())
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for currentGCPercent() != 30 {
-		if time.Now().After(deadline) {
-			t.Fatalf("GOGC %d, want 30", currentGCPercent())
-		}
+	awaitGCPercent(t, 30, 30*time.Second, func() {
 		runtime.GC()
 		time.Sleep(10 * time.Millisecond)
-	}
+	})
 	cancel()
 	<-done
 	if got := currentGCPercent(); got != 100 {
 		t.Fatalf("GOGC %d after the pacer stopped, want 100", got)
 	}
-}
-
-func gcCycles() uint64 {
-	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
 }
 
 // A process that went quiet gets the floor within an interval, without
@@ -98,16 +102,11 @@ func TestRunLowersTheTargetBetweenCollections(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cycles := gcCycles()
+	const cyclesMetric = "/gc/cycles/total:gc-cycles"
+	cycles := readRuntimeMetric(cyclesMetric)
 	go Pacer{Min: 30, Max: 100, Interval: 20 * time.Millisecond}.Run(ctx, logr.Discard())
-	deadline := time.Now().Add(10 * time.Second)
-	for currentGCPercent() != 30 {
-		if time.Now().After(deadline) {
-			t.Fatalf("GOGC %d, want 30", currentGCPercent())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if gcCycles() != cycles {
+	awaitGCPercent(t, 30, 10*time.Second, func() { time.Sleep(5 * time.Millisecond) })
+	if readRuntimeMetric(cyclesMetric) != cycles {
 		t.Skip("a collection ran meanwhile: it, not the interval, may have set the target")
 	}
 }

@@ -45,13 +45,11 @@ func ensureServingCert(cp *controlplaneoptions.Options, externalHostname string,
 	if exists, err := certutil.CanReadCertAndKey(certFile, keyFile); err != nil || exists {
 		return err
 	}
-	advertise := cp.GenericServerRunOptions.AdvertiseAddress
-	if advertise == nil || advertise.IsUnspecified() {
-		var err error
-		if advertise, err = serving.DefaultExternalAddress(); err != nil {
-			return fmt.Errorf("finding the hub's address for its serving certificate (set --bind-address to the address members reach): %w", err)
-		}
+	// Sets the address kcp's Complete would set: the certificate names it.
+	if err := cp.GenericServerRunOptions.DefaultAdvertiseAddress(serving); err != nil {
+		return fmt.Errorf("the hub's serving certificate: %w", err)
 	}
+	advertise := cp.GenericServerRunOptions.AdvertiseAddress
 	var ips []net.IP
 	addIP := func(ip net.IP) {
 		if !slices.ContainsFunc(ips, ip.Equal) {
