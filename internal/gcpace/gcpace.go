@@ -28,8 +28,13 @@ var gcPercent = prometheus.NewGauge(prometheus.GaugeOpts{
 	Help: "The garbage collector's target (GOGC) the pacer set: the percentage of the live heap the heap may grow by before the next collection.",
 })
 
+var gcReleases = prometheus.NewCounter(prometheus.CounterOpts{
+	Name: "fleet_gc_releases_total",
+	Help: "Times the pacer, lowering the garbage collector's target to half or less, collected and handed the heap's free memory back to the system.",
+})
+
 func init() {
-	ctrlmetrics.Registry.MustRegister(gcPercent)
+	ctrlmetrics.Registry.MustRegister(gcPercent, gcReleases)
 }
 
 // Pacer sets GOGC after each garbage collection.
@@ -48,8 +53,13 @@ type Pacer struct {
 // from the rate since it last looked: a process that went quiet after a busy
 // spell would otherwise keep the busy spell's target until its next
 // collection, minutes away at the quiet rate. A lower target set between
-// collections starts one at once if the heap is already past it, which hands
-// the spare memory back.
+// collections starts one at once if the heap is already past it.
+//
+// When the target falls to half or less, the pacer also hands the memory
+// the busier spell left free back to the system (at most once an Interval):
+// Go's scavenger keeps ~110% of the heap that was in use when the last
+// collection ended, before it swept, so a process gone quiet would keep its
+// busy heap's pages resident until its next busy spell.
 func (p Pacer) Run(ctx context.Context, log logr.Logger) {
 	if os.Getenv("GOGC") != "" {
 		log.Info("GOGC is set: the garbage collector is not paced")
@@ -61,6 +71,7 @@ func (p Pacer) Run(ctx context.Context, log logr.Logger) {
 	tick := time.NewTicker(max(p.Interval/4, time.Millisecond))
 	defer tick.Stop()
 	last := readHeap()
+	var released time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -70,10 +81,16 @@ func (p Pacer) Run(ctx context.Context, log logr.Logger) {
 		}
 		now := readHeap()
 		percent := p.percent(last, now)
-		if old := debug.SetGCPercent(percent); old != percent {
+		old := debug.SetGCPercent(percent)
+		if old != percent {
 			log.V(4).Info("garbage collector paced", "gcPercent", percent, "liveBytes", now.live)
 		}
 		gcPercent.Set(float64(percent))
+		if 2*percent <= old && now.at.Sub(released) >= p.Interval {
+			debug.FreeOSMemory()
+			released = now.at
+			gcReleases.Inc()
+		}
 		last = now
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 func TestPercentFollowsTheAllocationRate(t *testing.T) {
@@ -109,4 +110,49 @@ func TestRunLowersTheTargetBetweenCollections(t *testing.T) {
 	if readRuntimeMetric(cyclesMetric) != cycles {
 		t.Skip("a collection ran meanwhile: it, not the interval, may have set the target")
 	}
+}
+
+// A process gone quiet after a busy spell hands the free heap that spell left
+// back to the system when its target falls, and not again while it stays low.
+func TestRunReleasesTheBusySpellsMemory(t *testing.T) {
+	if os.Getenv("GOGC") != "" {
+		t.Skip("GOGC is set in the environment: the pacer stays off")
+	}
+	const freeMetric = "/memory/classes/heap/free:bytes"
+	busySpell()
+	runtime.GC()
+	before := readRuntimeMetric(freeMetric)
+	if before < 8<<20 {
+		t.Skipf("only %d bytes of the heap are free and kept: nothing to release", before)
+	}
+	releases := testutil.ToFloat64(gcReleases)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go Pacer{Min: 30, Max: 100, Interval: 200 * time.Millisecond}.Run(ctx, logr.Discard())
+	deadline := time.Now().Add(10 * time.Second)
+	for testutil.ToFloat64(gcReleases) == releases {
+		if time.Now().After(deadline) {
+			t.Fatal("the pacer lowered the target without releasing memory")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if after := readRuntimeMetric(freeMetric); after > before/2 {
+		t.Fatalf("%d bytes of the heap free and kept after the release, %d before", after, before)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if got := testutil.ToFloat64(gcReleases); got != releases+1 {
+		t.Fatalf("%v releases while the target stayed low, want one", got-releases)
+	}
+}
+
+// busySpell allocates 64 MB in short-lived 1 MB buffers.
+func busySpell() {
+	var keep [][]byte
+	for i := 0; i < 64; i++ {
+		keep = append(keep, make([]byte, 1<<20))
+		if len(keep) == 8 {
+			keep = keep[:0]
+		}
+	}
+	runtime.KeepAlive(keep)
 }

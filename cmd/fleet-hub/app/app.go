@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -78,7 +79,7 @@ func newStartCommand() *cobra.Command {
 	opts.Uninformed = uninformedByKcp
 	ctrlOpts := defaultControllerOptions()
 	metricsOpts := metrics.ServerOptions{BindAddress: ":8080"}
-	pacer := gcpace.Pacer{Min: 25, Max: 100}
+	pacer := gcpace.Pacer{Min: 25, Max: 100, Interval: time.Minute}
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Start the hub and bootstrap the fleet workspaces",
@@ -124,7 +125,7 @@ a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconf
 	f.BoolVar(&opts.EmbeddedEtcdDefrag, "embedded-etcd-defrag", opts.EmbeddedEtcdDefrag, "defragment the embedded etcd's database when at least half of its file and 32 MiB are free, with at most 256 MiB in use; etcd serves nothing while it copies what is in use (see docs/operations.md)")
 	f.Int64Var(&opts.EmbeddedEtcdQuotaBytes, "embedded-etcd-quota-backend-bytes", opts.EmbeddedEtcdQuotaBytes, "size of the embedded etcd's database at which it refuses writes; 0 keeps etcd's default of 2 GiB (see docs/operations.md)")
 	f.BoolVar(&opts.ResourceQuotas, "resource-quotas", opts.ResourceQuotas, "enforce ResourceQuotas in workspaces (kcp runs a quota controller per workspace: about half of what each team workspace costs the hub; see docs/hub.md)")
-	f.DurationVar(&pacer.Interval, "gc-pace-interval", pacer.Interval, "let the hub's heap grow only by what it allocates in this time before the next garbage collection (GOGC between 25 and 100, fleet_gc_percent): an idle hub keeps less memory for more CPU (e.g. 30s; see docs/operations.md); 0, the default, keeps Go's default (GOGC=100), as does GOGC set in the environment")
+	f.DurationVar(&pacer.Interval, "gc-pace-interval", pacer.Interval, "let the hub's heap grow only by what it allocates in this time before the next garbage collection (GOGC between 25 and 100, fleet_gc_percent), and hand the memory of a busy spell back once the hub is quiet: an idle hub keeps less memory for a collection about this often (see docs/operations.md); 0 keeps Go's default (GOGC=100), as does GOGC set in the environment")
 	metricsOpts.AddFlags(f)
 	f.IntVarP(&opts.LogVerbosity, "v", "v", opts.LogVerbosity, "log verbosity")
 	return cmd
