@@ -60,7 +60,14 @@ func (r *results) write(path string) error {
 }
 
 // rssOf reads a process's resident memory in bytes.
-func rssOf(pid int) (int64, error) {
+func rssOf(pid int) (int64, error) { return memoryOf(pid, "VmRSS") }
+
+// anonymousRSSOf reads the part of a process's resident memory that is its
+// own (heap, stacks), without the pages of files it maps, such as its binary.
+func anonymousRSSOf(pid int) (int64, error) { return memoryOf(pid, "RssAnon") }
+
+// memoryOf reads one of the memory fields of /proc/<pid>/status in bytes.
+func memoryOf(pid int, field string) (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
@@ -68,12 +75,12 @@ func rssOf(pid int) (int64, error) {
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		if rest, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(s.Text(), field+":"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			return kb * 1024, err
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS for process %d", pid)
+	return 0, fmt.Errorf("no %s for process %d", field, pid)
 }
 
 // cpuSecondsOf reads the CPU time (user and system) a process has used.
