@@ -30,7 +30,7 @@ var gcPercent = prometheus.NewGauge(prometheus.GaugeOpts{
 
 var gcReleases = prometheus.NewCounter(prometheus.CounterOpts{
 	Name: "fleet_gc_releases_total",
-	Help: "Times the pacer, lowering the garbage collector's target to half or less, collected and handed the heap's free memory back to the system.",
+	Help: "Times the pacer, having lowered the garbage collector's target to half or less of its highest since the last time, collected and handed the heap's free memory back to the system.",
 })
 
 func init() {
@@ -55,11 +55,11 @@ type Pacer struct {
 // collection, minutes away at the quiet rate. A lower target set between
 // collections starts one at once if the heap is already past it.
 //
-// When the target falls to half or less, the pacer also hands the memory
-// the busier spell left free back to the system (at most once an Interval):
-// Go's scavenger keeps ~110% of the heap that was in use when the last
-// collection ended, before it swept, so a process gone quiet would keep its
-// busy heap's pages resident until its next busy spell.
+// When the target falls far (see releases), the pacer also hands the memory
+// the busier spell left free back to the system: Go's scavenger keeps ~110%
+// of the heap that was in use when the last collection ended, before it
+// swept, so a process gone quiet would keep its busy heap's pages resident
+// until its next busy spell.
 func (p Pacer) Run(ctx context.Context, log logr.Logger) {
 	if os.Getenv("GOGC") != "" {
 		log.Info("GOGC is set: the garbage collector is not paced")
@@ -71,7 +71,7 @@ func (p Pacer) Run(ctx context.Context, log logr.Logger) {
 	tick := time.NewTicker(max(p.Interval/4, time.Millisecond))
 	defer tick.Stop()
 	last := readHeap()
-	var released time.Time
+	release := releases{interval: p.Interval, highest: p.Max}
 	for {
 		select {
 		case <-ctx.Done():
@@ -86,13 +86,32 @@ func (p Pacer) Run(ctx context.Context, log logr.Logger) {
 			log.V(4).Info("garbage collector paced", "gcPercent", percent, "liveBytes", now.live)
 		}
 		gcPercent.Set(float64(percent))
-		if 2*percent <= old && now.at.Sub(released) >= p.Interval {
+		if release.due(now.at, percent) {
 			debug.FreeOSMemory()
-			released = now.at
 			gcReleases.Inc()
 		}
 		last = now
 	}
+}
+
+// releases decides when the free heap is handed back: when the target is
+// half or less of the highest it has been since the last release, at most
+// once an interval (a fall inside the interval is released when it ends, if
+// the target is still that low).
+type releases struct {
+	interval time.Duration
+	last     time.Time
+	highest  int
+}
+
+// due records the target set at a time and reports whether to release now.
+func (r *releases) due(at time.Time, percent int) bool {
+	r.highest = max(r.highest, percent)
+	if 2*percent > r.highest || at.Sub(r.last) < r.interval {
+		return false
+	}
+	r.last, r.highest = at, percent
+	return true
 }
 
 // heap is what the pacer reads after a collection.

@@ -156,3 +156,28 @@ func busySpell() {
 	}
 	runtime.KeepAlive(keep)
 }
+
+func TestReleasesAfterAFallAtMostOnceAnInterval(t *testing.T) {
+	start := time.Unix(1000, 0)
+	r := releases{interval: time.Minute, highest: 100}
+	for _, step := range []struct {
+		name    string
+		after   time.Duration
+		percent int
+		due     bool
+	}{
+		{"busy", 0, 100, false},
+		{"quiet: the target fell to a quarter", 15 * time.Second, 25, true},
+		{"still quiet", 30 * time.Second, 25, false},
+		{"busy again within the interval", 45 * time.Second, 100, false},
+		{"quiet again within the interval", 60 * time.Second, 30, false},
+		{"the interval is over, still quiet", 75 * time.Second, 30, true},
+		{"some work: not half of the highest since", 90 * time.Second, 40, false},
+		{"back down, within the interval", 105 * time.Second, 25, false},
+		{"over a minute later, no fall since", 150 * time.Second, 25, false},
+	} {
+		if got := r.due(start.Add(step.after), step.percent); got != step.due {
+			t.Errorf("%s: release %v, want %v", step.name, got, step.due)
+		}
+	}
+}
