@@ -81,8 +81,7 @@ func (p Pacer) Run(ctx context.Context, log logr.Logger) {
 		}
 		now := readHeap()
 		percent := p.percent(last, now)
-		old := debug.SetGCPercent(percent)
-		if old != percent {
+		if old := debug.SetGCPercent(percent); old != percent {
 			log.V(4).Info("garbage collector paced", "gcPercent", percent, "liveBytes", now.live)
 		}
 		gcPercent.Set(float64(percent))
