@@ -81,14 +81,16 @@ func (p Pacer) Run(ctx context.Context, log logr.Logger) {
 		}
 		now := readHeap()
 		percent := p.percent(last, now)
-		if old := debug.SetGCPercent(percent); old != percent {
-			log.V(4).Info("garbage collector paced", "gcPercent", percent, "liveBytes", now.live)
-		}
-		gcPercent.Set(float64(percent))
+		// Released before the lower target is set: that target would start
+		// a collection of its own, and the release collects anyway.
 		if release.due(now.at, percent) {
 			debug.FreeOSMemory()
 			gcReleases.Inc()
 		}
+		if old := debug.SetGCPercent(percent); old != percent {
+			log.V(4).Info("garbage collector paced", "gcPercent", percent, "liveBytes", now.live)
+		}
+		gcPercent.Set(float64(percent))
 		last = now
 	}
 }

@@ -2,6 +2,7 @@ package gcpace
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"runtime"
 	"runtime/metrics"
@@ -63,10 +64,18 @@ func currentGCPercent() uint64 { return readRuntimeMetric("/gc/gogc:percent") }
 // awaitGCPercent calls between until GOGC is want, for up to timeout.
 func awaitGCPercent(t *testing.T, want uint64, timeout time.Duration, between func()) {
 	t.Helper()
+	await(t, timeout, func() bool { return currentGCPercent() == want }, between,
+		func() string { return fmt.Sprintf("GOGC %d, want %d", currentGCPercent(), want) })
+}
+
+// await calls between until done, for up to timeout, and fails with what
+// failure says if it is not done by then.
+func await(t *testing.T, timeout time.Duration, done func() bool, between func(), failure func() string) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
-	for currentGCPercent() != want {
+	for !done() {
 		if time.Now().After(deadline) {
-			t.Fatalf("GOGC %d, want %d", currentGCPercent(), want)
+			t.Fatal(failure())
 		}
 		between()
 	}
@@ -129,13 +138,9 @@ func TestRunReleasesTheBusySpellsMemory(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go Pacer{Min: 30, Max: 100, Interval: 200 * time.Millisecond}.Run(ctx, logr.Discard())
-	deadline := time.Now().Add(10 * time.Second)
-	for testutil.ToFloat64(gcReleases) == releases {
-		if time.Now().After(deadline) {
-			t.Fatal("the pacer lowered the target without releasing memory")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	await(t, 10*time.Second, func() bool { return testutil.ToFloat64(gcReleases) != releases },
+		func() { time.Sleep(5 * time.Millisecond) },
+		func() string { return "the pacer lowered the target without releasing memory" })
 	if after := readRuntimeMetric(freeMetric); after > before/2 {
 		t.Fatalf("%d bytes of the heap free and kept after the release, %d before", after, before)
 	}
