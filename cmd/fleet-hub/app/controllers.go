@@ -147,7 +147,7 @@ func startControllers(ctx context.Context, loopback *rest.Config, opts controlle
 	if err != nil {
 		return fmt.Errorf("creating the controller manager for %s: %w", fleetconfig.Path, err)
 	}
-	vwCfg, err := placementVirtualWorkspace(ctx, fleetCfg, scheme)
+	vwCfg, err := placementVirtualWorkspace(ctx, loopback, fleetCfg, scheme)
 	if err != nil {
 		return err
 	}
@@ -240,10 +240,10 @@ func setupControllers(mgr mcmanager.Manager, workspaces *clients.Factory, opts c
 
 // placementVirtualWorkspace returns a config for the placement APIExport's
 // virtual workspace, through which the hub sees placements of every
-// workspace; kcp publishes its URL in the export's endpoint slice. Its
+// workspace; kcp publishes its path in the export's endpoint slice. Its
 // lists and watches across workspaces go directly to the hub's wildcard
 // endpoint with the export's identity (directWildcard).
-func placementVirtualWorkspace(ctx context.Context, fleetCfg *rest.Config, scheme *runtime.Scheme) (*rest.Config, error) {
+func placementVirtualWorkspace(ctx context.Context, loopback, fleetCfg *rest.Config, scheme *runtime.Scheme) (*rest.Config, error) {
 	c, err := client.New(fleetCfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, err
@@ -256,14 +256,32 @@ func placementVirtualWorkspace(ctx context.Context, fleetCfg *rest.Config, schem
 	if err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(endpoint)
+	u, err := servedHere(endpoint, loopback.Host)
 	if err != nil {
 		return nil, fmt.Errorf("the virtual workspace URL of %s: %w", fleetconfig.PlacementExport, err)
 	}
 	cfg := rest.CopyConfig(fleetCfg)
-	cfg.Host = endpoint
+	cfg.Host = u.String()
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return newDirectWildcard(rt, u.Path, placementv1beta1.GroupVersion.Group, export.Status.IdentityHash)
 	})
 	return cfg, nil
+}
+
+// servedHere is the endpoint's path at the hub's own address. The endpoint
+// slice has the address the shard recorded when the hub last started: a hub
+// restarted on another port read its old one there (and stopped, unable to
+// connect) until kcp's controllers caught up. This process serves the
+// virtual workspaces, so its loopback address is the current one.
+func servedHere(endpoint, host string) (*url.URL, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return nil, err
+	}
+	here, err := url.Parse(host)
+	if err != nil {
+		return nil, err
+	}
+	u.Scheme, u.Host = here.Scheme, here.Host
+	return u, nil
 }
