@@ -18,20 +18,7 @@ import (
 // every key and value at the current revision (no history), read from the
 // embedded etcd.
 func etcdBytes(ctx context.Context, h *framework.Hub) (map[string]int64, error) {
-	url, secrets := h.EmbeddedEtcd()
-	if url == "" {
-		return nil, fmt.Errorf("etcd sizes need the embedded etcd")
-	}
-	tlsInfo := transport.TLSInfo{
-		CertFile:      filepath.Join(secrets, "peer", "cert.pem"),
-		KeyFile:       filepath.Join(secrets, "peer", "key.pem"),
-		TrustedCAFile: filepath.Join(secrets, "ca", "cert.pem"),
-	}
-	tlsConfig, err := tlsInfo.ClientConfig()
-	if err != nil {
-		return nil, err
-	}
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{url}, TLS: tlsConfig, DialTimeout: 10 * time.Second})
+	c, err := etcdClient(h)
 	if err != nil {
 		return nil, err
 	}
@@ -51,6 +38,40 @@ func etcdBytes(ctx context.Context, h *framework.Hub) (map[string]int64, error) 
 		}
 		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
 	}
+}
+
+// etcdFile returns the size of the embedded etcd's database file and how
+// much of it is in use (the rest are pages compactions freed).
+func etcdFile(ctx context.Context, h *framework.Hub) (size, inUse int64, err error) {
+	c, err := etcdClient(h)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer c.Close()
+	url, _ := h.EmbeddedEtcd()
+	s, err := c.Status(ctx, url)
+	if err != nil {
+		return 0, 0, err
+	}
+	return s.DbSize, s.DbSizeInUse, nil
+}
+
+// etcdClient connects to the hub's embedded etcd as its peer.
+func etcdClient(h *framework.Hub) (*clientv3.Client, error) {
+	url, secrets := h.EmbeddedEtcd()
+	if url == "" {
+		return nil, fmt.Errorf("etcd sizes need the embedded etcd")
+	}
+	tlsInfo := transport.TLSInfo{
+		CertFile:      filepath.Join(secrets, "peer", "cert.pem"),
+		KeyFile:       filepath.Join(secrets, "peer", "key.pem"),
+		TrustedCAFile: filepath.Join(secrets, "ca", "cert.pem"),
+	}
+	tlsConfig, err := tlsInfo.ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	return clientv3.New(clientv3.Config{Endpoints: []string{url}, TLS: tlsConfig, DialTimeout: 10 * time.Second})
 }
 
 // resourceOf names the resource of an API server key: /registry/configmaps/…

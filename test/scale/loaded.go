@@ -75,6 +75,40 @@ func (f *fleet) loadPlacements(ctx context.Context, h *framework.Hub, res *resul
 	return l, nil
 }
 
+// settledMemory records the loaded hub's memory once it is quiet: its
+// queues empty, then quietAfterLoad without anything new. hub_rss_loaded
+// is read the moment the last placement turns Available, at the top of the
+// heap the loading built; this is what the hub keeps to carry the load.
+func (l *load) settledMemory(ctx context.Context, h *framework.Hub, res *results) error {
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 15*time.Minute, true, func(context.Context) (bool, error) {
+		m, err := framework.Scrape(h.MetricsURL())
+		if err != nil {
+			return false, nil
+		}
+		queued, _ := m.Sum("workqueue_depth", nil)
+		return queued == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the loaded hub's queues did not empty: %w", err)
+	}
+	logf("letting the loaded hub settle for %s", quietAfterLoad)
+	time.Sleep(quietAfterLoad)
+	note := fmt.Sprintf("%d placements x %d clusters, the queues empty and %s quiet", l.placements, l.f.opts.loadPick, quietAfterLoad)
+	l.f.memory(res, "hub_rss_loaded_settled", "", note)
+	if anon, err := anonymousRSSOf(h.Pid()); err == nil {
+		res.add("hub_rss_loaded_settled_anonymous", float64(anon)/1e6, "MB", "", "of it the hub's own memory, without the pages of its binary and of etcd's database file")
+	}
+	if size, inUse, err := etcdFile(ctx, h); err == nil {
+		res.add("etcd_db_file_loaded", float64(size)/1e6, "MB", "", fmt.Sprintf("the embedded etcd's database file, %.0f MB of it in use", float64(inUse)/1e6))
+	}
+	return nil
+}
+
+// quietAfterLoad is how long the loaded hub is left alone before its
+// settled memory is read: the collector's pacer, ticking once a minute,
+// lowers its target and hands back the loading's free heap within two.
+const quietAfterLoad = 3 * time.Minute
+
 // tenancy puts o.teams team workspaces on the hub, each with one
 // PickN(o.teamPick) placement, records the hub's memory growth per
 // workspace, and times PickN placements again in a new workspace.

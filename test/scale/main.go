@@ -144,6 +144,9 @@ func run(ctx context.Context, o options) (err error) {
 			return err
 		}
 		if h.Pid() != 0 {
+			if err := l.settledMemory(ctx, h, res); err != nil {
+				return err
+			}
 			if err := l.restart(ctx, h, res); err != nil {
 				return err
 			}
