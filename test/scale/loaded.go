@@ -105,8 +105,10 @@ func (l *load) settledMemory(ctx context.Context, h *framework.Hub, res *results
 }
 
 // quietAfterLoad is how long the loaded hub is left alone before its
-// settled memory is read: the collector's pacer, ticking once a minute,
-// lowers its target and hands back the loading's free heap within two.
+// settled memory is read: if it then allocates little, the collector's
+// pacer, ticking once a minute, lowers its target and hands back the
+// loading's free heap within two (with 1,000 members heart-beating it
+// allocates too much for that: docs/performance.md, item 54).
 const quietAfterLoad = 3 * time.Minute
 
 // tenancy puts o.teams team workspaces on the hub, each with one
