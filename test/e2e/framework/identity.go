@@ -6,6 +6,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,7 +45,39 @@ func (h *Hub) TeamAdmin(ctx context.Context, path, name string) (*rest.Config, e
 	if err != nil {
 		return nil, fmt.Errorf("creating team identity %s in %s: %w", name, path, err)
 	}
-	return h.ServiceAccountConfig(ctx, path, sa.Namespace, name)
+	cfg, err := h.ServiceAccountConfig(ctx, path, sa.Namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return cfg, waitAllowed(ctx, cfg, path, name)
+}
+
+// waitAllowed waits until the hub authenticates the identity of cfg and
+// lets it create namespaces: the hub learns of a new service account and
+// its binding from informers, so a request sent at once may be refused.
+func waitAllowed(ctx context.Context, cfg *rest.Config, path, name string) error {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "create", Version: "v1", Resource: "namespaces"},
+	}}
+	var last string
+	err = poll(ctx, func(ctx context.Context) (bool, error) {
+		got, err := kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		switch {
+		case err != nil:
+			last = err.Error()
+		case !got.Status.Allowed:
+			last = "not allowed: " + got.Status.Reason
+		}
+		return err == nil && got.Status.Allowed, nil
+	})
+	if err != nil {
+		return fmt.Errorf("team identity %s in %s cannot create namespaces (%s): %w", name, path, last, err)
+	}
+	return nil
 }
 
 // ServiceAccountConfig returns a config for the workspace at path that
