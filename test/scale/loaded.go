@@ -92,7 +92,11 @@ func (l *load) settledMemory(ctx context.Context, h *framework.Hub, res *results
 		return fmt.Errorf("the loaded hub's queues did not empty: %w", err)
 	}
 	logf("letting the loaded hub settle for %s", quietAfterLoad)
-	time.Sleep(quietAfterLoad)
+	quiet := time.Now().Add(quietAfterLoad)
+	time.Sleep(quietAfterLoad - time.Minute)
+	// What the hub does at rest: its members' heartbeats and nothing else.
+	l.f.prof.allocs(ctx, "loaded_settled", time.Minute)
+	time.Sleep(time.Until(quiet))
 	note := fmt.Sprintf("%d placements x %d clusters, the queues empty and %s quiet", l.placements, l.f.opts.loadPick, quietAfterLoad)
 	l.f.memory(res, "hub_rss_loaded_settled", "", note)
 	if anon, err := anonymousRSSOf(h.Pid()); err == nil {

@@ -43,6 +43,17 @@ func (p *profiler) cpu(ctx context.Context, name string, d time.Duration) (wait 
 	return func() { <-done }
 }
 
+// allocs writes what the hub allocated over the next d (not only what
+// stays live, as heap does), with a CPU profile of the same span.
+func (p *profiler) allocs(ctx context.Context, name string, d time.Duration) {
+	if !p.enabled() {
+		return
+	}
+	wait := p.cpu(ctx, name, d)
+	p.fetch(ctx, name+".allocs.pprof", fmt.Sprintf("allocs?seconds=%d", int(d.Seconds())))
+	wait()
+}
+
 // awaitServing waits up to a minute for a hub process just launched to
 // serve its metrics (and so pprof), which it does first of all.
 func (p *profiler) awaitServing(ctx context.Context) {

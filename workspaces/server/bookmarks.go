@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+	"strconv"
+	"sync/atomic"
 
+	"google.golang.org/grpc/metadata"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
@@ -54,10 +57,35 @@ type progressNotifyingStorage struct {
 
 // Watch asks etcd for progress notifications when the client asked for
 // bookmarks; the API server passes the notifications on as bookmarks, and
-// to no one else.
+// to no one else. Each watch goes on the next of watchStreams streams.
 func (s progressNotifyingStorage) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
 	if opts.Predicate.AllowWatchBookmarks {
 		opts.ProgressNotify = true
 	}
-	return s.Interface.Watch(ctx, key, opts)
+	return s.Interface.Watch(onWatchStream(ctx, nextWatchStream.Add(1)), key, opts)
+}
+
+// watchStreams is how many gRPC streams the API server's watches are spread
+// over. An etcd client puts all watches of the same request metadata on one
+// stream, and etcd answers each stream through a 128-response buffer that
+// the loop sending the stream's progress notifications also drains: once a
+// minute it offers one to every quiet watch of the stream and drops those
+// that do not fit. On the 8 shared clients (sharedEtcdClients) a hub with
+// 1,000 members had ~1,200 watches, the members' 1,000 watches of their
+// Works on one stream: most quiet watches never got a bookmark, and each
+// time one of them was started again etcd read back and decoded every
+// write since its first list (a quarter to half of what the loaded hub
+// allocated at rest, docs/performance.md). At 64 streams a stream holds a
+// few dozen watches.
+const watchStreams = 64
+
+// watchStreamKey is the request metadata that tells the streams apart;
+// etcd ignores it.
+const watchStreamKey = "fleet-watch-stream"
+
+var nextWatchStream atomic.Uint32
+
+// onWatchStream puts the watches of ctx on stream n (modulo watchStreams).
+func onWatchStream(ctx context.Context, n uint32) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, watchStreamKey, strconv.Itoa(int(n%watchStreams)))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"google.golang.org/grpc/metadata"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,11 +20,14 @@ import (
 // of the last watch.
 type watchRecorder struct {
 	storage.Interface
-	last storage.ListOptions
+	last   storage.ListOptions
+	stream []string // the watch's stream key
 }
 
-func (r *watchRecorder) Watch(_ context.Context, _ string, opts storage.ListOptions) (watch.Interface, error) {
+func (r *watchRecorder) Watch(ctx context.Context, _ string, opts storage.ListOptions) (watch.Interface, error) {
 	r.last = opts
+	md, _ := metadata.FromOutgoingContext(ctx)
+	r.stream = md.Get(watchStreamKey)
 	return watch.NewFake(), nil
 }
 
@@ -70,5 +74,24 @@ func TestStorageWithoutNewFuncIsLeftAlone(t *testing.T) {
 	s, recorder := decorated(t, nil)
 	if s != storage.Interface(recorder) {
 		t.Fatalf("storage without newFunc was wrapped: %T", s)
+	}
+}
+
+// Consecutive watches go on different etcd streams, and every watch goes on
+// one of watchStreams.
+func TestWatchesAreSpreadOverStreams(t *testing.T) {
+	s, recorder := decorated(t, func() runtime.Object { return &metav1.Status{} })
+	seen := map[string]bool{}
+	for range 2 * watchStreams {
+		if _, err := s.Watch(context.Background(), "/configmaps", storage.ListOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if len(recorder.stream) != 1 {
+			t.Fatalf("a watch's stream keys: %v, want one", recorder.stream)
+		}
+		seen[recorder.stream[0]] = true
+	}
+	if len(seen) != watchStreams {
+		t.Errorf("%d watches went on %d streams, want %d", 2*watchStreams, len(seen), watchStreams)
 	}
 }

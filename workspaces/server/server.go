@@ -21,6 +21,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apiserver/pkg/registry/generic"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/rest"
 	logsapiv1 "k8s.io/component-base/logs/api/v1"
@@ -172,6 +173,9 @@ func Run(ctx context.Context, opts Options, postStart PostStartFunc) error {
 		completedConfig.Apis.Generic.RESTOptionsGetter = bookmarkingStorage{completedConfig.Apis.Generic.RESTOptionsGetter, clients}
 		completedConfig.ApiExtensions.GenericConfig.RESTOptionsGetter = bookmarkingStorage{completedConfig.ApiExtensions.GenericConfig.RESTOptionsGetter, clients}
 		completedConfig.ApiExtensions.ExtraConfig.CRDRESTOptionsGetter = bookmarkingStorage{completedConfig.ApiExtensions.ExtraConfig.CRDRESTOptionsGetter, clients}
+		// kcp's cache server, in the same etcd under /cache, runs without
+		// watch caches too.
+		completedConfig.CacheServerStorage = func(g generic.RESTOptionsGetter) generic.RESTOptionsGetter { return bookmarkingStorage{g, clients} }
 	}
 
 	s, err := kcpserver.NewServer(completedConfig)

@@ -39,6 +39,11 @@ func (s *Server) installCacheServer(ctx context.Context) error {
 		return err
 	}
 	s.Options.Cache.Server.EmbeddedEtcd.Enabled = wasEmbeddedEtcdEnabled
+	if wrap := s.CacheServerStorage; wrap != nil { // Fleetplane
+		api := newCacheServerConfig.ApiExtensions
+		api.GenericConfig.RESTOptionsGetter = wrap(api.GenericConfig.RESTOptionsGetter)
+		api.ExtraConfig.CRDRESTOptionsGetter = wrap(api.ExtraConfig.CRDRESTOptionsGetter)
+	}
 	completedCacheServerConfig, err := newCacheServerConfig.Complete()
 	if err != nil {
 		return err

@@ -34,6 +34,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/filters"
 	"k8s.io/apiserver/pkg/informerfactoryhack"
 	"k8s.io/apiserver/pkg/quota/v1/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
 	"k8s.io/apiserver/pkg/util/webhook"
@@ -93,6 +94,10 @@ type ExtraConfig struct {
 	// the clients can wildcard-list/watch most kcp resources.
 	resolveIdentities func(ctx context.Context) error
 	IdentityConfig    *rest.Config
+
+	// CacheServerStorage, when set, wraps the storage of the embedded cache
+	// server as the embedder wraps the server's own (Fleetplane).
+	CacheServerStorage func(genericregistry.RESTOptionsGetter) genericregistry.RESTOptionsGetter
 
 	// authentication
 	kcpAdminToken, shardAdminToken, userToken string
