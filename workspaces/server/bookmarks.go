@@ -66,7 +66,8 @@ func (s progressNotifyingStorage) Watch(ctx context.Context, key string, opts st
 }
 
 // watchStreams is how many gRPC streams the API server's watches are spread
-// over. An etcd client puts all watches of the same request metadata on one
+// over on each etcd client (up to 8 x 64 in all, a stream being opened only
+// while it has a watch). An etcd client puts all watches of the same request metadata on one
 // stream, and etcd answers each stream through a 128-response buffer that
 // the loop sending the stream's progress notifications also drains: once a
 // minute it offers one to every quiet watch of the stream and drops those
