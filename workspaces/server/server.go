@@ -170,12 +170,13 @@ func Run(ctx context.Context, opts Options, postStart PostStartFunc) error {
 		// Built-in resources, CRDs, custom resources.
 		clients := &sharedEtcdClients{}
 		defer clients.Close() // runs after the server has stopped, before etcd does
-		completedConfig.Apis.Generic.RESTOptionsGetter = bookmarkingStorage{completedConfig.Apis.Generic.RESTOptionsGetter, clients}
-		completedConfig.ApiExtensions.GenericConfig.RESTOptionsGetter = bookmarkingStorage{completedConfig.ApiExtensions.GenericConfig.RESTOptionsGetter, clients}
-		completedConfig.ApiExtensions.ExtraConfig.CRDRESTOptionsGetter = bookmarkingStorage{completedConfig.ApiExtensions.ExtraConfig.CRDRESTOptionsGetter, clients}
+		bookmarking := func(g generic.RESTOptionsGetter) generic.RESTOptionsGetter { return bookmarkingStorage{g, clients} }
+		completedConfig.Apis.Generic.RESTOptionsGetter = bookmarking(completedConfig.Apis.Generic.RESTOptionsGetter)
+		completedConfig.ApiExtensions.GenericConfig.RESTOptionsGetter = bookmarking(completedConfig.ApiExtensions.GenericConfig.RESTOptionsGetter)
+		completedConfig.ApiExtensions.ExtraConfig.CRDRESTOptionsGetter = bookmarking(completedConfig.ApiExtensions.ExtraConfig.CRDRESTOptionsGetter)
 		// kcp's cache server, in the same etcd under /cache, runs without
 		// watch caches too.
-		completedConfig.CacheServerStorage = func(g generic.RESTOptionsGetter) generic.RESTOptionsGetter { return bookmarkingStorage{g, clients} }
+		completedConfig.CacheServerStorage = bookmarking
 	}
 
 	s, err := kcpserver.NewServer(completedConfig)
