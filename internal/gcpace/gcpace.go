@@ -7,6 +7,10 @@
 // instead, within [Min, Max] percent of the live heap: an idle process keeps
 // less memory at the cost of a collection every Interval, a busy one keeps
 // Go's default (Max).
+//
+// A process that allocates a lot without being short of CPU (a large fleet's
+// hub at rest: its heartbeats) gets at most QuietMax: collecting twice as
+// often costs CPU it has to spare and saves a quarter of its heap.
 package gcpace
 
 import (
@@ -16,6 +20,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -41,6 +46,10 @@ func init() {
 type Pacer struct {
 	// Min and Max bound GOGC.
 	Min, Max int
+	// QuietMax bounds GOGC instead of Max while the process is not
+	// CPU-bound: no window of its CPU time in the last Interval/4 was half
+	// of its CPUs (GOMAXPROCS) or more. 0 keeps Max.
+	QuietMax int
 	// Interval is the time between collections the pacer aims for while
 	// the process allocates little.
 	Interval time.Duration
@@ -72,6 +81,7 @@ func (p Pacer) Run(ctx context.Context, log logr.Logger) {
 	defer tick.Stop()
 	last := readHeap()
 	release := releases{interval: p.Interval, highest: p.Max}
+	cpu := newLoad(last)
 	for {
 		select {
 		case <-ctx.Done():
@@ -80,7 +90,8 @@ func (p Pacer) Run(ctx context.Context, log logr.Logger) {
 		case <-tick.C:
 		}
 		now := readHeap()
-		percent := p.percent(last, now)
+		cpu.observe(now, runtime.GOMAXPROCS(0))
+		percent := p.percent(last, now, cpu.quiet(now.at, p.Interval/4))
 		// Released before the lower target is set: that target would start
 		// a collection of its own, and the release collects anyway.
 		if release.due(now.at, percent) {
@@ -118,27 +129,84 @@ func (r *releases) due(at time.Time, percent int) bool {
 // heap is what the pacer reads after a collection.
 type heap struct {
 	at        time.Time
-	allocated uint64 // bytes allocated since the process started
-	live      uint64 // bytes the last collection found live
+	allocated uint64  // bytes allocated since the process started
+	live      uint64  // bytes the last collection found live
+	cpu       float64 // seconds of CPU the process used since it started
 }
 
 func readHeap() heap {
 	samples := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/heap/live:bytes"}}
 	metrics.Read(samples)
-	return heap{at: time.Now(), allocated: samples[0].Value.Uint64(), live: samples[1].Value.Uint64()}
+	return heap{at: time.Now(), allocated: samples[0].Value.Uint64(), live: samples[1].Value.Uint64(), cpu: processCPU()}
+}
+
+// processCPU is the user and system CPU time of the process, in seconds (0
+// where the system does not say). Go's own CPU figures (runtime/metrics'
+// /cpu/classes) are updated only by collections, and the pacer also looks
+// between them.
+func processCPU() float64 {
+	var usage syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &usage) != nil {
+		return 0
+	}
+	return time.Duration(usage.Utime.Nano() + usage.Stime.Nano()).Seconds()
 }
 
 // percent is the GOGC that lets the heap grow by what the process allocated
-// per Interval between the two readings.
-func (p Pacer) percent(last, now heap) int {
+// per Interval between the two readings, at most QuietMax when quiet.
+func (p Pacer) percent(last, now heap, quiet bool) int {
+	ceiling := p.Max
+	if quiet && p.QuietMax > 0 {
+		ceiling = min(p.QuietMax, p.Max)
+	}
 	elapsed := now.at.Sub(last.at)
 	if elapsed <= 0 || now.live == 0 || now.allocated < last.allocated {
-		return p.Max
+		return ceiling
 	}
 	rate := float64(now.allocated-last.allocated) / elapsed.Seconds()
 	headroom := rate * p.Interval.Seconds()
 	percent := math.Ceil(100 * headroom / float64(now.live))
-	return int(math.Max(float64(p.Min), math.Min(float64(p.Max), percent)))
+	return int(math.Max(float64(p.Min), math.Min(float64(ceiling), percent)))
+}
+
+// busyShare is the share of its CPUs a process uses over a window, at or
+// above which it counts as CPU-bound.
+const busyShare = 0.5
+
+// cpuWindow is the shortest time the process's CPU use is judged over: the
+// pacer looks after every collection, and a busy process collects more often
+// than its CPU time means anything.
+const cpuWindow = time.Second
+
+// load tells a CPU-bound process from one with CPU to spare: it judges the
+// process's CPU use over windows of at least cpuWindow, and the process is
+// quiet once no window was busy for a while. Busy counts at once, quiet only
+// after that while, so a burst of work gets Go's default target for all of it.
+type load struct {
+	since  time.Time // the current window's start
+	cpu    float64   // the process's CPU seconds then
+	busyAt time.Time // the end of the last busy window (the start counts as busy)
+}
+
+func newLoad(start heap) *load {
+	return &load{since: start.at, cpu: start.cpu, busyAt: start.at}
+}
+
+// observe closes the current window at a reading if it is long enough.
+func (l *load) observe(now heap, cpus int) {
+	elapsed := now.at.Sub(l.since)
+	if elapsed < cpuWindow {
+		return
+	}
+	if now.cpu-l.cpu >= busyShare*float64(cpus)*elapsed.Seconds() {
+		l.busyAt = now.at
+	}
+	l.since, l.cpu = now.at, now.cpu
+}
+
+// quiet reports whether no window was busy for calm up to at.
+func (l *load) quiet(at time.Time, calm time.Duration) bool {
+	return at.Sub(l.busyAt) >= calm
 }
 
 // notifyAfterCollections sends on ch (without blocking) after every garbage

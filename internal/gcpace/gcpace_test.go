@@ -32,9 +32,75 @@ func TestPercentFollowsTheAllocationRate(t *testing.T) {
 		{"no time passed", heap{at: start, allocated: 1400 * mb, live: 260 * mb}, 100},
 		{"nothing live yet", heap{at: start.Add(time.Second), allocated: 1400 * mb}, 100},
 	} {
-		if got := p.percent(last, c.now); got != c.percent {
+		if got := p.percent(last, c.now, false); got != c.percent {
 			t.Errorf("%s: GOGC %d, want %d", c.name, got, c.percent)
 		}
+	}
+}
+
+// A process with CPU to spare gets at most QuietMax however fast it
+// allocates; the allocation rate still lowers it further.
+func TestPercentWhenQuiet(t *testing.T) {
+	p := Pacer{Min: 25, Max: 100, QuietMax: 50, Interval: 30 * time.Second}
+	start := time.Unix(1000, 0)
+	const mb = 1 << 20
+	last := heap{at: start, allocated: 1000 * mb, live: 1400 * mb}
+	for _, c := range []struct {
+		name    string
+		now     heap
+		quiet   bool
+		percent int
+	}{
+		// 50 MB/s: 1.5 GB per 30 s, more than the live heap.
+		{"allocating, CPU-bound", heap{at: start.Add(60 * time.Second), allocated: 4000 * mb, live: 1400 * mb}, false, 100},
+		{"allocating, CPU to spare", heap{at: start.Add(60 * time.Second), allocated: 4000 * mb, live: 1400 * mb}, true, 50},
+		// 10 MB/s: 300 MB per 30 s, 22% of 1.4 GB.
+		{"allocating little, CPU to spare", heap{at: start.Add(60 * time.Second), allocated: 1600 * mb, live: 1400 * mb}, true, 25},
+		{"nothing live yet, CPU to spare", heap{at: start.Add(time.Second), allocated: 1400 * mb}, true, 50},
+	} {
+		if got := p.percent(last, c.now, c.quiet); got != c.percent {
+			t.Errorf("%s: GOGC %d, want %d", c.name, got, c.percent)
+		}
+	}
+	if got := (Pacer{Min: 25, Max: 100, Interval: 30 * time.Second}).percent(last, heap{at: start.Add(time.Minute), allocated: 4000 * mb, live: 1400 * mb}, true); got != 100 {
+		t.Errorf("without QuietMax: GOGC %d when quiet, want 100", got)
+	}
+}
+
+// On two CPUs, a window using a CPU or more is busy; the process is quiet
+// once no window was busy for the calm time, and busy again at once.
+func TestLoadTellsBusyFromQuiet(t *testing.T) {
+	start := time.Unix(1000, 0)
+	const calm = 15 * time.Second
+	l := newLoad(heap{at: start, cpu: 100})
+	for _, step := range []struct {
+		name  string
+		after time.Duration
+		cpu   float64
+		quiet bool
+	}{
+		{"starting counts as busy", 5 * time.Second, 100.5, false},
+		{"quiet windows, not yet for the calm time", 10 * time.Second, 101, false},
+		{"quiet for the calm time", 20 * time.Second, 102, true},
+		{"a window too short to judge", 20*time.Second + 100*time.Millisecond, 102.2, true},
+		{"a busy window", 22 * time.Second, 104, false},
+		{"quiet since, not yet for the calm time", 35 * time.Second, 105, false},
+		{"quiet for the calm time since the busy window", 37 * time.Second, 105.2, true},
+	} {
+		now := heap{at: start.Add(step.after), cpu: step.cpu}
+		l.observe(now, 2)
+		if got := l.quiet(now.at, calm); got != step.quiet {
+			t.Errorf("%s: quiet %v, want %v", step.name, got, step.quiet)
+		}
+	}
+}
+
+func TestProcessCPUCounts(t *testing.T) {
+	before := processCPU()
+	for deadline := time.Now().Add(50 * time.Millisecond); time.Now().Before(deadline); {
+	}
+	if after := processCPU(); after <= before {
+		t.Fatalf("process CPU %v s after spinning, %v s before", after, before)
 	}
 }
 

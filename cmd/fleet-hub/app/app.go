@@ -79,7 +79,7 @@ func newStartCommand() *cobra.Command {
 	opts.Uninformed = uninformedByKcp
 	ctrlOpts := defaultControllerOptions()
 	metricsOpts := metrics.ServerOptions{BindAddress: ":8080"}
-	pacer := gcpace.Pacer{Min: 25, Max: 100, Interval: time.Minute}
+	pacer := gcpace.Pacer{Min: 25, Max: 100, QuietMax: 50, Interval: time.Minute}
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Start the hub and bootstrap the fleet workspaces",
@@ -126,7 +126,7 @@ a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconf
 	f.DurationVar(&opts.EtcdCompactionInterval, "etcd-compaction-interval", opts.EtcdCompactionInterval, "how often the API server compacts etcd's history of changes (etcd keeps one to two intervals of it); shorter keeps a smaller database file but makes more watches start over with a list, 0 never compacts (see docs/operations.md)")
 	f.Int64Var(&opts.EmbeddedEtcdQuotaBytes, "embedded-etcd-quota-backend-bytes", opts.EmbeddedEtcdQuotaBytes, "size of the embedded etcd's database at which it refuses writes; 0 keeps etcd's default of 2 GiB (see docs/operations.md)")
 	f.BoolVar(&opts.ResourceQuotas, "resource-quotas", opts.ResourceQuotas, "enforce ResourceQuotas in workspaces (kcp runs a quota controller per workspace: about half of what each team workspace costs the hub; see docs/hub.md)")
-	f.DurationVar(&pacer.Interval, "gc-pace-interval", pacer.Interval, "let the hub's heap grow only by what it allocates in this time before the next garbage collection (GOGC between 25 and 100, fleet_gc_percent), and hand the memory of a busy spell back once the hub is quiet: an idle hub keeps less memory for a collection about this often (see docs/operations.md); 0 keeps Go's default (GOGC=100), as does GOGC set in the environment")
+	f.DurationVar(&pacer.Interval, "gc-pace-interval", pacer.Interval, "let the hub's heap grow only by what it allocates in this time before the next garbage collection (GOGC between 25 and 100, fleet_gc_percent; at most 50 while the hub uses less than half of its CPUs), and hand the memory of a busy spell back once the hub is quiet: an idle hub keeps less memory for a collection about this often (see docs/operations.md); 0 keeps Go's default (GOGC=100), as does GOGC set in the environment")
 	metricsOpts.AddFlags(f)
 	f.IntVarP(&opts.LogVerbosity, "v", "v", opts.LogVerbosity, "log verbosity")
 	return cmd
