@@ -180,8 +180,9 @@ const cpuWindow = time.Second
 
 // load tells a CPU-bound process from one with CPU to spare: it judges the
 // process's CPU use over windows of at least cpuWindow, and the process is
-// quiet once no window was busy for a while. Busy counts at once, quiet only
-// after that while, so a burst of work gets Go's default target for all of it.
+// quiet once no window was busy for a while. Busy counts from the first busy
+// window, quiet only after that while, so a burst of work gets Go's default
+// target within a second or so, and keeps it until the burst is over.
 type load struct {
 	since  time.Time // the current window's start
 	cpu    float64   // the process's CPU seconds then
