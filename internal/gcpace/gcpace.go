@@ -47,8 +47,9 @@ type Pacer struct {
 	// Min and Max bound GOGC.
 	Min, Max int
 	// QuietMax bounds GOGC instead of Max while the process is not
-	// CPU-bound: no window of its CPU time in the last Interval/4 was half
-	// of its CPUs (GOMAXPROCS) or more. 0 keeps Max.
+	// CPU-bound: for the last Interval/4 it used less than half of its CPUs
+	// (GOMAXPROCS), and in no second nearly all of them (see load). 0 keeps
+	// Max.
 	QuietMax int
 	// Interval is the time between collections the pacer aims for while
 	// the process allocates little.
@@ -81,7 +82,7 @@ func (p Pacer) Run(ctx context.Context, log logr.Logger) {
 	defer tick.Stop()
 	last := readHeap()
 	release := releases{interval: p.Interval, highest: p.Max}
-	cpu := newLoad(last)
+	cpu := newLoad(last, p.Interval/4)
 	for {
 		select {
 		case <-ctx.Done():
@@ -91,7 +92,7 @@ func (p Pacer) Run(ctx context.Context, log logr.Logger) {
 		}
 		now := readHeap()
 		cpu.observe(now, runtime.GOMAXPROCS(0))
-		percent := p.percent(last, now, cpu.quiet(now.at, p.Interval/4))
+		percent := p.percent(last, now, cpu.quiet(now.at))
 		// Released before the lower target is set: that target would start
 		// a collection of its own, and the release collects anyway.
 		if release.due(now.at, percent) {
@@ -169,45 +170,58 @@ func (p Pacer) percent(last, now heap, quiet bool) int {
 	return int(math.Max(float64(p.Min), math.Min(float64(ceiling), percent)))
 }
 
-// busyShare is the share of its CPUs a process uses over a window, at or
-// above which it counts as CPU-bound.
-const busyShare = 0.5
-
-// cpuWindow is the shortest time the process's CPU use is judged over: the
-// pacer looks after every collection, and a busy process collects more often
-// than its CPU time means anything.
-const cpuWindow = time.Second
-
-// load tells a CPU-bound process from one with CPU to spare: it judges the
-// process's CPU use over windows of at least cpuWindow, and the process is
-// quiet once no window was busy for a while. Busy counts from the first busy
-// window, quiet only after that while, so a burst of work gets Go's default
-// target within a second or so, and keeps it until the burst is over.
+// load tells a CPU-bound process from one with CPU to spare. A window of a
+// second or more in which the process used nearly all of its CPUs (a burst of
+// work) makes it busy at once; so does a window of the calm time in which it
+// used half of them. It is quiet once it was not busy for the calm time. A
+// collection's own CPU (at 50%, with a large live heap, a quarter of the CPUs
+// for seconds) does not make a process at rest look busy, and would otherwise
+// set the target back to the default after every lowered one.
 type load struct {
-	since  time.Time // the current window's start
-	cpu    float64   // the process's CPU seconds then
-	busyAt time.Time // the end of the last busy window (the start counts as busy)
+	burst, sustained window
+	calm             time.Duration
+	busyAt           time.Time // the end of the last busy window (the start counts as busy)
 }
 
-func newLoad(start heap) *load {
-	return &load{since: start.at, cpu: start.cpu, busyAt: start.at}
-}
-
-// observe closes the current window at a reading if it is long enough.
-func (l *load) observe(now heap, cpus int) {
-	elapsed := now.at.Sub(l.since)
-	if elapsed < cpuWindow {
-		return
+func newLoad(start heap, calm time.Duration) *load {
+	return &load{
+		burst:     window{length: time.Second, share: 0.9, since: start.at, cpu: start.cpu},
+		sustained: window{length: calm, share: 0.5, since: start.at, cpu: start.cpu},
+		calm:      calm,
+		busyAt:    start.at,
 	}
-	if now.cpu-l.cpu >= busyShare*float64(cpus)*elapsed.Seconds() {
+}
+
+// observe closes either window at a reading if it is long enough.
+func (l *load) observe(now heap, cpus int) {
+	if l.burst.busy(now, cpus) || l.sustained.busy(now, cpus) {
 		l.busyAt = now.at
 	}
-	l.since, l.cpu = now.at, now.cpu
 }
 
-// quiet reports whether no window was busy for calm up to at.
-func (l *load) quiet(at time.Time, calm time.Duration) bool {
-	return at.Sub(l.busyAt) >= calm
+// quiet reports whether no window was busy for the calm time up to at.
+func (l *load) quiet(at time.Time) bool {
+	return at.Sub(l.busyAt) >= l.calm
+}
+
+// window is a stretch of time over which the process's CPU use is judged.
+type window struct {
+	length time.Duration // the shortest it is judged over
+	share  float64       // of the CPUs, at or above which it is busy
+	since  time.Time     // the current window's start
+	cpu    float64       // the process's CPU seconds then
+}
+
+// busy reports whether the window closed at now (it is long enough) with the
+// process busy, and starts the next one if it did close.
+func (w *window) busy(now heap, cpus int) bool {
+	elapsed := now.at.Sub(w.since)
+	if elapsed < w.length {
+		return false
+	}
+	busy := now.cpu-w.cpu >= w.share*float64(cpus)*elapsed.Seconds()
+	w.since, w.cpu = now.at, now.cpu
+	return busy
 }
 
 // notifyAfterCollections sends on ch (without blocking) after every garbage

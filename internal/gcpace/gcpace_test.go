@@ -67,12 +67,12 @@ func TestPercentWhenQuiet(t *testing.T) {
 	}
 }
 
-// On two CPUs, a window using a CPU or more is busy; the process is quiet
-// once no window was busy for the calm time, and busy again at once.
+// On two CPUs: a second or more using 1.8 CPUs or more is a burst; 15
+// seconds or more using a CPU or more is sustained work. The process is quiet
+// once neither was seen for 15 seconds, and busy again at once.
 func TestLoadTellsBusyFromQuiet(t *testing.T) {
 	start := time.Unix(1000, 0)
-	const calm = 15 * time.Second
-	l := newLoad(heap{at: start, cpu: 100})
+	l := newLoad(heap{at: start, cpu: 100}, 15*time.Second)
 	for _, step := range []struct {
 		name  string
 		after time.Duration
@@ -80,16 +80,18 @@ func TestLoadTellsBusyFromQuiet(t *testing.T) {
 		quiet bool
 	}{
 		{"starting counts as busy", 5 * time.Second, 100.5, false},
-		{"quiet windows, not yet for the calm time", 10 * time.Second, 101, false},
+		{"quiet seconds, not yet for the calm time", 10 * time.Second, 101, false},
 		{"quiet for the calm time", 20 * time.Second, 102, true},
-		{"a window too short to judge", 20*time.Second + 100*time.Millisecond, 102.2, true},
-		{"a busy window", 22 * time.Second, 104, false},
-		{"quiet since, not yet for the calm time", 35 * time.Second, 105, false},
-		{"quiet for the calm time since the busy window", 37 * time.Second, 105.2, true},
+		{"too short to judge", 20*time.Second + 100*time.Millisecond, 102.2, true},
+		{"a collection's seconds: 1.4 CPUs", 23 * time.Second, 106.2, true},
+		{"a burst: 1.9 CPUs for 2 s", 25 * time.Second, 110, false},
+		{"quiet since, not yet for the calm time", 38 * time.Second, 112, false},
+		{"quiet for the calm time since the burst", 40 * time.Second, 112.5, true},
+		{"sustained: 1.2 CPUs, never 1.8", 56 * time.Second, 131.7, false},
 	} {
 		now := heap{at: start.Add(step.after), cpu: step.cpu}
 		l.observe(now, 2)
-		if got := l.quiet(now.at, calm); got != step.quiet {
+		if got := l.quiet(now.at); got != step.quiet {
 			t.Errorf("%s: quiet %v, want %v", step.name, got, step.quiet)
 		}
 	}
