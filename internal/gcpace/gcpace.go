@@ -194,7 +194,8 @@ func newLoad(start heap, calm time.Duration) *load {
 
 // observe closes either window at a reading if it is long enough.
 func (l *load) observe(now heap, cpus int) {
-	if l.burst.busy(now, cpus) || l.sustained.busy(now, cpus) {
+	burst, sustained := l.burst.busy(now, cpus), l.sustained.busy(now, cpus)
+	if burst || sustained {
 		l.busyAt = now.at
 	}
 }
