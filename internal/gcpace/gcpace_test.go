@@ -13,44 +13,27 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
+// The target follows the allocation rate; a process with CPU to spare gets
+// at most QuietMax however fast it allocates.
 func TestPercentFollowsTheAllocationRate(t *testing.T) {
-	p := Pacer{Min: 25, Max: 100, Interval: 30 * time.Second}
-	start := time.Unix(1000, 0)
-	const mb = 1 << 20
-	last := heap{at: start, allocated: 1000 * mb, live: 260 * mb}
-	for _, c := range []struct {
-		name    string
-		now     heap
-		percent int
-	}{
-		// 2 MB/s: 60 MB per 30 s is 24% of 260 MB, under the floor.
-		{"idle", heap{at: start.Add(60 * time.Second), allocated: 1120 * mb, live: 260 * mb}, 25},
-		// 5 MB/s: 150 MB per 30 s, 58% of 260 MB.
-		{"some work", heap{at: start.Add(60 * time.Second), allocated: 1300 * mb, live: 260 * mb}, 58},
-		// 200 MB/s: Go's default.
-		{"busy", heap{at: start.Add(2 * time.Second), allocated: 1400 * mb, live: 260 * mb}, 100},
-		{"no time passed", heap{at: start, allocated: 1400 * mb, live: 260 * mb}, 100},
-		{"nothing live yet", heap{at: start.Add(time.Second), allocated: 1400 * mb}, 100},
-	} {
-		if got := p.percent(last, c.now, false); got != c.percent {
-			t.Errorf("%s: GOGC %d, want %d", c.name, got, c.percent)
-		}
-	}
-}
-
-// A process with CPU to spare gets at most QuietMax however fast it
-// allocates; the allocation rate still lowers it further.
-func TestPercentWhenQuiet(t *testing.T) {
 	p := Pacer{Min: 25, Max: 100, QuietMax: 50, Interval: 30 * time.Second}
 	start := time.Unix(1000, 0)
 	const mb = 1 << 20
-	last := heap{at: start, allocated: 1000 * mb, live: 1400 * mb}
+	last := heap{at: start, allocated: 1000 * mb}
 	for _, c := range []struct {
 		name    string
 		now     heap
 		quiet   bool
 		percent int
 	}{
+		// 2 MB/s: 60 MB per 30 s is 24% of 260 MB, under the floor.
+		{"idle", heap{at: start.Add(60 * time.Second), allocated: 1120 * mb, live: 260 * mb}, false, 25},
+		// 5 MB/s: 150 MB per 30 s, 58% of 260 MB.
+		{"some work", heap{at: start.Add(60 * time.Second), allocated: 1300 * mb, live: 260 * mb}, false, 58},
+		// 200 MB/s: Go's default.
+		{"busy", heap{at: start.Add(2 * time.Second), allocated: 1400 * mb, live: 260 * mb}, false, 100},
+		{"no time passed", heap{at: start, allocated: 1400 * mb, live: 260 * mb}, false, 100},
+		{"nothing live yet", heap{at: start.Add(time.Second), allocated: 1400 * mb}, false, 100},
 		// 50 MB/s: 1.5 GB per 30 s, more than the live heap.
 		{"allocating, CPU-bound", heap{at: start.Add(60 * time.Second), allocated: 4000 * mb, live: 1400 * mb}, false, 100},
 		{"allocating, CPU to spare", heap{at: start.Add(60 * time.Second), allocated: 4000 * mb, live: 1400 * mb}, true, 50},
@@ -62,7 +45,8 @@ func TestPercentWhenQuiet(t *testing.T) {
 			t.Errorf("%s: GOGC %d, want %d", c.name, got, c.percent)
 		}
 	}
-	if got := (Pacer{Min: 25, Max: 100, Interval: 30 * time.Second}).percent(last, heap{at: start.Add(time.Minute), allocated: 4000 * mb, live: 1400 * mb}, true); got != 100 {
+	p.QuietMax = 0
+	if got := p.percent(last, heap{at: start.Add(time.Minute), allocated: 4000 * mb, live: 1400 * mb}, true); got != 100 {
 		t.Errorf("without QuietMax: GOGC %d when quiet, want 100", got)
 	}
 }
