@@ -98,6 +98,7 @@ func (p Pacer) Run(ctx context.Context, log logr.Logger) {
 		if release.due(now.at, percent) {
 			debug.FreeOSMemory()
 			gcReleases.Inc()
+			cpu.skip(readHeap())
 		}
 		if old := debug.SetGCPercent(percent); old != percent {
 			log.V(4).Info("garbage collector paced", "gcPercent", percent, "liveBytes", now.live)
@@ -198,6 +199,15 @@ func (l *load) observe(now heap, cpus int) {
 	if burst || sustained {
 		l.busyAt = now.at
 	}
+}
+
+// skip starts both windows afresh at now without judging them: the CPU
+// used since the last reading was the pacer's own release (a collection and
+// handing the free heap back: both CPUs for seconds with a large heap), and
+// judged as work it would set the target back up after every release.
+func (l *load) skip(now heap) {
+	l.burst.since, l.burst.cpu = now.at, now.cpu
+	l.sustained.since, l.sustained.cpu = now.at, now.cpu
 }
 
 // quiet reports whether no window was busy for the calm time up to at.

@@ -81,6 +81,22 @@ func TestLoadTellsBusyFromQuiet(t *testing.T) {
 	}
 }
 
+func TestLoadLeavesTheReleaseOut(t *testing.T) {
+	start := time.Unix(1000, 0)
+	l := newLoad(heap{at: start, cpu: 100}, 15*time.Second)
+	l.observe(heap{at: start.Add(20 * time.Second), cpu: 102}, 2)
+	// The release: both CPUs for two seconds, then the reading its
+	// collection prompts.
+	l.skip(heap{at: start.Add(22 * time.Second), cpu: 106})
+	for _, after := range []time.Duration{22*time.Second + 50*time.Millisecond, 30 * time.Second} {
+		now := heap{at: start.Add(after), cpu: 106 + after.Seconds() - 22}
+		l.observe(now, 2)
+		if !l.quiet(now.at) {
+			t.Fatalf("busy %s after the start, after a release and one CPU since", after)
+		}
+	}
+}
+
 func TestProcessCPUCounts(t *testing.T) {
 	before := processCPU()
 	for deadline := time.Now().Add(50 * time.Millisecond); time.Now().Before(deadline); {

@@ -105,6 +105,8 @@ func (l *load) settledMemory(ctx context.Context, h *framework.Hub, res *results
 	if size, inUse, err := etcdFile(ctx, h); err == nil {
 		res.add("etcd_db_file_loaded", float64(size)/1e6, "MB", "", fmt.Sprintf("the embedded etcd's database file, %.0f MB of it in use", float64(inUse)/1e6))
 	}
+	// What the live heap at rest is made of, read after the figures above.
+	l.f.prof.heap(ctx, "loaded_settled")
 	return nil
 }
 
