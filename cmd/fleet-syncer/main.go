@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/fleetplane/fleetplane/internal/binpages"
 	"github.com/fleetplane/fleetplane/metrics"
 	"github.com/fleetplane/fleetplane/syncer/agent"
 	"github.com/fleetplane/fleetplane/syncer/properties"
@@ -64,6 +65,7 @@ func newCommand() *cobra.Command {
 			if _, err := metrics.Serve(ctx, metricsOpts, logger); err != nil {
 				return err
 			}
+			go binpages.ReleaseEvery(ctx, time.Minute, logger.WithName("binpages"))
 			return runUntilDone(ctx, agent.Options{Hub: hub, Member: member, MemberName: memberName, Properties: &properties.Default{}})
 		},
 	}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/internal/binpages"
 	"github.com/fleetplane/fleetplane/internal/gcpace"
 	"github.com/fleetplane/fleetplane/metrics"
 	"github.com/fleetplane/fleetplane/workspaces/bootstrap"
@@ -97,6 +98,7 @@ a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconf
 			if pacer.Interval > 0 {
 				go pacer.Run(ctx, klog.FromContext(ctx).WithName("gcpace"))
 			}
+			go binpages.ReleaseEvery(ctx, time.Minute, klog.FromContext(ctx).WithName("binpages"))
 			return server.Run(ctx, opts, func(ctx context.Context, loopback *rest.Config) error {
 				if err := bootstrap.Run(ctx, loopback); err != nil {
 					return err
