@@ -59,8 +59,9 @@ type Pacer struct {
 // Run paces the collector until ctx ends, then restores Max. It does nothing
 // when the operator set GOGC in the environment.
 //
-// It sets GOGC after every collection, and four times an Interval besides,
-// from the rate since it last looked: a process that went quiet after a busy
+// It sets GOGC after every collection (one within Interval/20 of its last
+// look waits for the next), and four times an Interval besides, from the
+// rate since it last looked: a process that went quiet after a busy
 // spell would otherwise keep the busy spell's target until its next
 // collection, minutes away at the quiet rate. A lower target set between
 // collections starts one at once if the heap is already past it.
@@ -92,13 +93,22 @@ func (p Pacer) Run(ctx context.Context, log logr.Logger) {
 		}
 		now := readHeap()
 		cpu.observe(now, runtime.GOMAXPROCS(0))
+		if now.at.Sub(last.at) < p.Interval/20 {
+			// Too soon after the last reading to tell a rate from (the
+			// collection a release forces ends just after it): the next
+			// reading counts from the last.
+			continue
+		}
 		percent := p.percent(last, now, cpu.quiet(now.at))
 		// Released before the lower target is set: that target would start
 		// a collection of its own, and the release collects anyway.
 		if release.due(now.at, percent) {
 			debug.FreeOSMemory()
 			gcReleases.Inc()
-			cpu.skip(readHeap())
+			// The release's collection is not the process's work: the
+			// rate and the load count from after it.
+			now = readHeap()
+			cpu.skip(now)
 		}
 		if old := debug.SetGCPercent(percent); old != percent {
 			log.V(4).Info("garbage collector paced", "gcPercent", percent, "liveBytes", now.live)
