@@ -79,7 +79,7 @@ func releasable(smaps io.Reader, exe string) ([]mapping, error) {
 		case "Rss:":
 			cur.rss = kb << 10
 		case "Anonymous:":
-			// The field after Rss: the mapping's header is read in full.
+			// smaps lists it after Rss: the mapping is judged here.
 			if kb == 0 && cur.rss > 0 {
 				out = append(out, cur)
 			}
