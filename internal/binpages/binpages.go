@@ -16,27 +16,22 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // ReleaseEvery releases the binary's pages every interval until ctx ends.
 // After each, the process takes a minor page fault per 64 KB of the code it
 // still runs (no disk read while the page cache holds the binary).
 func ReleaseEvery(ctx context.Context, interval time.Duration, log logr.Logger) {
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	_ = wait.PollUntilContextCancel(ctx, interval, false, func(context.Context) (bool, error) {
 		released, err := Release()
 		if err != nil {
 			log.Error(err, "the binary's pages could not be released; they stay resident")
-			return
+			return false, err
 		}
 		log.V(4).Info("released the binary's pages", "bytes", released)
-	}
+		return false, nil
+	})
 }
 
 // mapping is an address range of the process's memory map.

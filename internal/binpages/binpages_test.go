@@ -1,11 +1,15 @@
 package binpages
 
 import (
+	"context"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
 )
 
 const smaps = `00400000-014a4000 r-xp 00000000 fe:00 42 /usr/bin/fleet-syncer
@@ -86,4 +90,19 @@ func rssFile(t *testing.T) uint64 {
 	}
 	t.Fatal("no RssFile in /proc/self/status")
 	return 0
+}
+
+func TestReleaseEveryStopsWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		ReleaseEvery(ctx, 10*time.Millisecond, logr.Discard())
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("ReleaseEvery still running 10 s after its context ended")
+	}
 }
