@@ -339,13 +339,17 @@ func (o origin) memberNamespace() string {
 	return fmt.Sprintf(clusterv1beta1.NamespaceNameFormat, o.binding.GetBindingSpec().TargetCluster)
 }
 
+func (o origin) workPrefix() string {
+	return workPrefix(o.workspace.String(), o.binding.GetNamespace(), o.placement())
+}
+
 // workPrefix makes Work names unique across workspaces: the logical
 // cluster name, then KubeFleet's {placement} or {namespace}.{placement}.
-func (o origin) workPrefix() string {
-	if ns := o.binding.GetNamespace(); ns != "" {
-		return fmt.Sprintf("%s.%s.%s", o.workspace, ns, o.placement())
+func workPrefix(workspace, namespace, placement string) string {
+	if namespace != "" {
+		return fmt.Sprintf("%s.%s.%s", workspace, namespace, placement)
 	}
-	return fmt.Sprintf("%s.%s", o.workspace, o.placement())
+	return fmt.Sprintf("%s.%s", workspace, placement)
 }
 
 func (o origin) labels() map[string]string {
@@ -358,9 +362,13 @@ func (o origin) labels() map[string]string {
 }
 
 // WorkOriginIndex indexes Works by the binding they were written for
-// (IndexWorks). A member's namespace holds a Work for every placement on
-// it; a label selector reads them all to find one binding's, which made
-// re-checking every binding after a hub restart a fifth of its CPU.
+// (IndexWorks), all but each binding's first Work, which is read by its
+// name. A member's namespace holds a Work for every placement on it; a
+// label selector reads them all to find one binding's, which made
+// re-checking every binding after a hub restart a fifth of its CPU. Most
+// bindings have their first Work only, and an index entry for each (two:
+// in its namespace and in all) was ~75 MB of the hub's heap at 100,000
+// Works.
 const WorkOriginIndex = "origin"
 
 // IndexWorks adds WorkOriginIndex to the cache of Works in root:fleet. It
@@ -368,10 +376,12 @@ const WorkOriginIndex = "origin"
 func IndexWorks(ctx context.Context, indexer client.FieldIndexer) error {
 	return indexer.IndexField(ctx, &placementv1beta1.Work{}, WorkOriginIndex, func(o client.Object) []string {
 		l := o.GetLabels()
-		if l[placementv1beta1.WorkspaceLabel] == "" || l[placementv1beta1.ParentBindingLabel] == "" {
+		workspace, namespace := l[placementv1beta1.WorkspaceLabel], l[placementv1beta1.ParentNamespaceLabel]
+		if workspace == "" || l[placementv1beta1.ParentBindingLabel] == "" ||
+			o.GetName() == fmt.Sprintf(placementv1beta1.FirstWorkNameFmt, workPrefix(workspace, namespace, l[placementv1beta1.PlacementTrackingLabel])) {
 			return nil
 		}
-		return []string{originKey(l[placementv1beta1.WorkspaceLabel], l[placementv1beta1.ParentNamespaceLabel], l[placementv1beta1.ParentBindingLabel])}
+		return []string{originKey(workspace, namespace, l[placementv1beta1.ParentBindingLabel])}
 	})
 }
 
@@ -381,11 +391,31 @@ func originKey(workspace, namespace, binding string) string {
 	return workspace + "/" + namespace + "/" + binding
 }
 
+// existingWorks reads the Works written for the binding: its first by
+// name, the others through WorkOriginIndex.
 func (r *Reconciler) existingWorks(ctx context.Context, o origin) ([]placementv1beta1.Work, error) {
+	var works []placementv1beta1.Work
+	first := &placementv1beta1.Work{}
+	err := r.Fleet.Get(ctx, types.NamespacedName{Namespace: o.memberNamespace(), Name: fmt.Sprintf(placementv1beta1.FirstWorkNameFmt, o.workPrefix())}, first)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return nil, err
+	case o.wrote(first):
+		works = append(works, *first)
+	}
 	list := &placementv1beta1.WorkList{}
 	key := originKey(o.workspace.String(), o.binding.GetNamespace(), o.binding.GetName())
 	if err := r.Fleet.List(ctx, list, client.InNamespace(o.memberNamespace()), client.MatchingFields{WorkOriginIndex: key}); err != nil {
 		return nil, err
 	}
-	return list.Items, nil
+	return append(works, list.Items...), nil
+}
+
+// wrote tells whether w was written for this binding: a Work of the same
+// name may be left by an earlier binding of the placement to the cluster.
+func (o origin) wrote(w *placementv1beta1.Work) bool {
+	l := w.GetLabels()
+	return l[placementv1beta1.WorkspaceLabel] == o.workspace.String() && l[placementv1beta1.ParentNamespaceLabel] == o.binding.GetNamespace() &&
+		l[placementv1beta1.ParentBindingLabel] == o.binding.GetName()
 }

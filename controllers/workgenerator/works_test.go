@@ -216,6 +216,37 @@ func TestApplyRefusesWorkOfAnotherBinding(t *testing.T) {
 	}
 }
 
+func TestExistingWorksAreTheBindingsOwn(t *testing.T) {
+	o := origin{workspace: workspace, binding: binding("")}
+	first, shard := render(t, o, 0, snapshotGroup("", 2)[0]), render(t, o, 1, snapshotGroup("", 2)[1])
+	earlier := first.DeepCopy()
+	earlier.Labels[placementv1beta1.ParentBindingLabel] = "web-m1-earlier"
+	for _, c := range []struct {
+		name     string
+		existing []client.Object
+		want     []string
+	}{
+		{"its first Work (by name) and a further shard (by index)", []client.Object{first, shard}, []string{first.Name, shard.Name}},
+		{"a first Work left by an earlier binding", []client.Object{earlier, shard}, []string{shard.Name}},
+		{"none", nil, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := &Reconciler{Fleet: fakeClient(t, c.existing...)}
+			works, err := r.existingWorks(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range works {
+				got = append(got, w.Name)
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("existing Works = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
 func workNames(t *testing.T, c client.Client) []string {
 	t.Helper()
 	list := &placementv1beta1.WorkList{}

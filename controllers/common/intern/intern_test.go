@@ -2,13 +2,17 @@ package intern
 
 import (
 	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
@@ -106,7 +110,9 @@ func TestWorksShareWhatTheyRepeat(t *testing.T) {
 func TestBindingsAndPlacementsShareWhatTheyRepeat(t *testing.T) {
 	binding := func(name string) *placementv1beta1.ClusterResourceBinding {
 		return &placementv1beta1.ClusterResourceBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
+			ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: placementv1beta1.GroupVersion.String(), Kind: "ClusterResourcePlacement", Name: "web", UID: "uid-web", Controller: ptr.To(true),
+			}}},
 			Spec: placementv1beta1.ResourceBindingSpec{
 				State: placementv1beta1.BindingStateBound, TargetCluster: "member-1", ResourceSnapshotName: "web-0-snapshot",
 				ClusterDecision: placementv1beta1.ClusterDecision{ClusterName: "member-1", Reason: "picked by scheduling policy", Selected: true},
@@ -118,6 +124,9 @@ func TestBindingsAndPlacementsShareWhatTheyRepeat(t *testing.T) {
 	if !same(a.Spec.ResourceSnapshotName, b.Spec.ResourceSnapshotName) || !same(a.Spec.ClusterDecision.Reason, b.Spec.ClusterDecision.Reason) ||
 		!same(a.Status.Conditions[0].Reason, b.Status.Conditions[0].Reason) {
 		t.Error("the bindings do not share their snapshot, decision or conditions")
+	}
+	if unsafe.SliceData(a.OwnerReferences) != unsafe.SliceData(b.OwnerReferences) {
+		t.Error("the bindings do not share their owner")
 	}
 
 	placement := &placementv1beta1.ClusterResourcePlacement{
@@ -134,5 +143,82 @@ func TestBindingsAndPlacementsShareWhatTheyRepeat(t *testing.T) {
 	pc := p.Status.PerClusterPlacementStatuses
 	if !same(pc[0].Conditions[0].Message, pc[1].Conditions[0].Message) || !same(pc[0].Conditions[0].Reason, a.Status.Conditions[0].Reason) {
 		t.Error("the placement's clusters do not share their conditions")
+	}
+}
+
+func sameMap(a, b map[string]string) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+func sameConditions(a, b []metav1.Condition) bool { return unsafe.SliceData(a) == unsafe.SliceData(b) }
+
+func TestEqualMapsAndConditionsAreOneCopy(t *testing.T) {
+	set := metav1.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC)
+	w := work("web-a")
+	w.Status.Conditions[0].LastTransitionTime = set
+	a, b := transformed(t, decoded(t, w)), transformed(t, decoded(t, work("web-b")))
+	w.Name = "web-c"
+	w.Labels[placementv1beta1.ParentBindingLabel] = "web-c"
+	c := transformed(t, decoded(t, w))
+
+	if unsafe.SliceData(a.Finalizers) != unsafe.SliceData(b.Finalizers) {
+		t.Error("the Works do not share their finalizers")
+	}
+	if a.Spec.ApplyStrategy != b.Spec.ApplyStrategy {
+		t.Error("the Works do not share their apply strategy")
+	}
+	if w.Spec.ApplyStrategy.ServerSideApplyConfig = (&placementv1beta1.ServerSideApplyConfig{}); transformed(t, decoded(t, w)).Spec.ApplyStrategy == a.Spec.ApplyStrategy {
+		t.Error("apply strategies with different server-side apply settings are one copy")
+	}
+	if !sameMap(a.Annotations, b.Annotations) {
+		t.Error("the Works do not share their equal annotations")
+	}
+	if sameMap(a.Labels, b.Labels) {
+		t.Error("Works with different labels hold one map")
+	}
+	if !sameConditions(a.Status.Conditions, c.Status.Conditions) || !sameConditions(a.Status.ManifestConditions[0].Conditions, b.Status.ManifestConditions[0].Conditions) {
+		t.Error("the Works do not share their equal conditions")
+	}
+	if unsafe.SliceData(a.Status.ManifestConditions) != unsafe.SliceData(b.Status.ManifestConditions) {
+		t.Error("the Works do not share their equal manifest conditions")
+	}
+	w.Status.ManifestConditions[0].DriftDetails = &placementv1beta1.DriftDetails{ObservedInMemberClusterGeneration: 2}
+	if d := transformed(t, decoded(t, w)); unsafe.SliceData(d.Status.ManifestConditions) == unsafe.SliceData(a.Status.ManifestConditions) ||
+		!same(d.Status.ManifestConditions[0].Identifier.Name, a.Status.ManifestConditions[0].Identifier.Name) {
+		t.Error("a Work's drift details are shared, or its identifiers not interned")
+	}
+	if sameConditions(a.Status.Conditions, b.Status.Conditions) {
+		t.Error("conditions set at different times are one copy")
+	}
+	if cap(a.Status.Conditions) != len(a.Status.Conditions) {
+		t.Errorf("a shared copy has room for %d conditions, holds %d", cap(a.Status.Conditions), len(a.Status.Conditions))
+	}
+
+	// The copy is made from the object's own; the object's is not written.
+	own := []metav1.Condition{condition("Applied", strings.Clone("Applied"))}
+	before := unsafe.StringData(own[0].Reason)
+	shared := Conditions(own)
+	if unsafe.StringData(own[0].Reason) != before || sameConditions(shared, own) {
+		t.Error("sharing conditions changed the object's own slice")
+	}
+}
+
+func TestTableForgetsWhatIsNotLookedUp(t *testing.T) {
+	now := time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC)
+	tb := newTable[*int]()
+	tb.now = func() time.Time { return now }
+	one, two := new(int), new(int)
+	lookup := func(key string, v *int) *int { return tb.share([]byte(key), func() *int { return v }) }
+
+	lookup("kept", one)
+	lookup("dropped", one)
+	for range 3 {
+		now = now.Add(generation)
+		if got := lookup("kept", two); got != one {
+			t.Fatal("an entry looked up every generation was dropped")
+		}
+	}
+	if got := lookup("dropped", two); got != two {
+		t.Error("an entry not looked up for two generations was kept")
 	}
 }
