@@ -352,6 +352,11 @@ func workPrefix(workspace, namespace, placement string) string {
 	return fmt.Sprintf("%s.%s", workspace, placement)
 }
 
+// firstWorkName names the Work of a binding's first shard.
+func firstWorkName(prefix string) string {
+	return fmt.Sprintf(placementv1beta1.FirstWorkNameFmt, prefix)
+}
+
 func (o origin) labels() map[string]string {
 	return map[string]string{
 		placementv1beta1.WorkspaceLabel:         o.workspace.String(),
@@ -378,7 +383,7 @@ func IndexWorks(ctx context.Context, indexer client.FieldIndexer) error {
 		l := o.GetLabels()
 		workspace, namespace := l[placementv1beta1.WorkspaceLabel], l[placementv1beta1.ParentNamespaceLabel]
 		if workspace == "" || l[placementv1beta1.ParentBindingLabel] == "" ||
-			o.GetName() == fmt.Sprintf(placementv1beta1.FirstWorkNameFmt, workPrefix(workspace, namespace, l[placementv1beta1.PlacementTrackingLabel])) {
+			o.GetName() == firstWorkName(workPrefix(workspace, namespace, l[placementv1beta1.PlacementTrackingLabel])) {
 			return nil
 		}
 		return []string{originKey(workspace, namespace, l[placementv1beta1.ParentBindingLabel])}
@@ -396,7 +401,7 @@ func originKey(workspace, namespace, binding string) string {
 func (r *Reconciler) existingWorks(ctx context.Context, o origin) ([]placementv1beta1.Work, error) {
 	var works []placementv1beta1.Work
 	first := &placementv1beta1.Work{}
-	err := r.Fleet.Get(ctx, types.NamespacedName{Namespace: o.memberNamespace(), Name: fmt.Sprintf(placementv1beta1.FirstWorkNameFmt, o.workPrefix())}, first)
+	err := r.Fleet.Get(ctx, types.NamespacedName{Namespace: o.memberNamespace(), Name: firstWorkName(o.workPrefix())}, first)
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:

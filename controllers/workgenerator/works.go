@@ -119,7 +119,7 @@ func wantedStillRemoved(wanted []*placementv1beta1.Work, existing map[string]*pl
 // error naming it and its entry; an override that cannot apply, an
 // overrideFailure.
 func (o origin) works(sub int, s placementv1beta1.ResourceSnapshotObj, ov overrides.Set, cluster overrides.Cluster) ([]*placementv1beta1.Work, error) {
-	name := fmt.Sprintf(placementv1beta1.FirstWorkNameFmt, o.workPrefix())
+	name := firstWorkName(o.workPrefix())
 	if sub > 0 {
 		name = fmt.Sprintf(placementv1beta1.WorkNameWithSubindexFmt, o.workPrefix(), sub)
 	}

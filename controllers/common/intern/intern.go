@@ -6,9 +6,10 @@
 // report the same conditions, set in the same seconds), and the copies were
 // up to half of what a cached Work or binding took.
 //
-// What is shared is read-only: a cache's objects are never written, and its
-// readers get deep copies (or, where they ask for the cache's own object,
-// only read it).
+// What is shared is read-only: the hub writes no object a cache holds (its
+// readers get deep copies or, where they ask for the cache's own object,
+// only read it), and the transform runs before an object is stored (not
+// again on a resync: see third_party/kcp-apimachinery).
 package intern
 
 import (
@@ -18,6 +19,7 @@ import (
 	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
@@ -82,7 +84,8 @@ func manifestConditions(mcs []placementv1beta1.ManifestCondition) []placementv1b
 			appendString(id.Resource).appendString(id.Namespace).appendString(id.Name).appendConditions(mc.Conditions)
 	}
 	return sharedManifestConditions.share(key, func() []placementv1beta1.ManifestCondition {
-		out := slices.Clone(mcs)
+		out := make([]placementv1beta1.ManifestCondition, len(mcs))
+		copy(out, mcs)
 		for i := range out {
 			internManifestCondition(&out[i])
 		}
@@ -140,7 +143,7 @@ func applyStrategy(s *placementv1beta1.ApplyStrategy) *placementv1beta1.ApplyStr
 		force = &s.ServerSideApplyConfig.ForceConflicts
 	}
 	key := keyOf{}.appendString(string(s.ComparisonOption)).appendString(string(s.WhenToApply)).appendString(string(s.Type)).
-		appendString(string(s.WhenToTakeOver)).appendInt(flag(force)).appendInt(flag(&s.AllowCoOwnership))
+		appendString(string(s.WhenToTakeOver)).appendInt(flag(force)).appendInt(flag(ptr.To(s.AllowCoOwnership)))
 	return sharedStrategies.share(key, func() *placementv1beta1.ApplyStrategy {
 		out := s.DeepCopy()
 		out.ComparisonOption, out.WhenToApply = String(out.ComparisonOption), String(out.WhenToApply)

@@ -765,7 +765,10 @@ func processDeltas(
 	// from oldest to newest
 	for _, d := range deltas {
 		obj := d.Object
-		if transformer != nil {
+		// Fleetplane: a resync's object is the one the store holds, which
+		// readers may be reading; client-go's DeltaFIFO does not transform
+		// it again either.
+		if transformer != nil && d.Type != cache.Sync {
 			var err error
 			obj, err = transformer(obj)
 			if err != nil {
