@@ -111,7 +111,7 @@ test-unit:
 	$(GO) test ./apis/... ./cmd/... ./config/... ./internal/... ./metrics/... ./workspaces/... ./controllers/... ./syncer/... \
 		github.com/kcp-dev/kcp/pkg/informer github.com/kcp-dev/kcp/pkg/reconciler/garbagecollector k8s.io/apiextensions-apiserver/pkg/apiserver/validation k8s.io/apiextensions-apiserver/pkg/apiserver \
 		k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting \
-		github.com/kcp-dev/apimachinery/v2/pkg/client github.com/kcp-dev/apimachinery/v2/pkg/cache
+		github.com/kcp-dev/apimachinery/v2/pkg/client github.com/kcp-dev/apimachinery/v2/pkg/cache github.com/kcp-dev/apimachinery/v2/third_party/informers
 
 test-e2e: build cluster-bins
 	# -p 1: one suite at a time (they are heavy) and streamed output.
