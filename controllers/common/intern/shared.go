@@ -36,7 +36,7 @@ func (t *table[V]) share(key []byte, build func() V) V {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if now := t.now(); now.Sub(t.started) >= generation {
-		t.last, t.cur, t.started = t.cur, make(map[string]V, len(t.cur)), now
+		t.last, t.cur, t.started = t.cur, map[string]V{}, now
 	}
 	if v, ok := t.cur[string(key)]; ok {
 		return v
