@@ -102,12 +102,32 @@ func (l *load) settledMemory(ctx context.Context, h *framework.Hub, res *results
 	if anon, err := anonymousRSSOf(h.Pid()); err == nil {
 		res.add("hub_rss_loaded_settled_anonymous", float64(anon)/1e6, "MB", "", "of it the hub's own memory, without the pages of its binary and of etcd's database file")
 	}
+	if m, err := framework.Scrape(h.MetricsURL()); err == nil {
+		heapFigures(m, res, "hub_heap_loaded_settled")
+	}
 	if size, inUse, err := etcdFile(ctx, h); err == nil {
 		res.add("etcd_db_file_loaded", float64(size)/1e6, "MB", "", fmt.Sprintf("the embedded etcd's database file, %.0f MB of it in use", float64(inUse)/1e6))
 	}
 	// What the live heap at rest is made of, read after the figures above.
 	l.f.prof.heap(ctx, "loaded_settled")
 	return nil
+}
+
+// heapFigures records how the hub's Go heap stands: the spans in use, and
+// of them what holds no object (free slots of partly used spans: the heap's
+// fragmentation), against the collector's goal.
+func heapFigures(m framework.Metrics, res *results, name string) {
+	inUse, ok1 := m.Sum("go_memstats_heap_inuse_bytes", nil)
+	objects, ok2 := m.Sum("go_memstats_heap_alloc_bytes", nil)
+	goal, ok3 := m.Sum("go_memstats_next_gc_bytes", nil)
+	idle, _ := m.Sum("go_memstats_heap_idle_bytes", nil)
+	released, _ := m.Sum("go_memstats_heap_released_bytes", nil)
+	if !ok1 || !ok2 || !ok3 {
+		return
+	}
+	res.add(name+"_in_use", inUse/1e6, "MB", "", fmt.Sprintf("the Go heap's spans in use: %.0f MB of objects (live and not yet collected), the collector's goal %.0f MB; besides them %.0f MB free and kept",
+		objects/1e6, goal/1e6, (idle-released)/1e6))
+	res.add(name+"_unused", (inUse-objects)/1e6, "MB", "", "of the spans in use, the bytes no object holds (fragmentation)")
 }
 
 // quietAfterLoad is how long the loaded hub is left alone before its
