@@ -22,9 +22,10 @@ const (
 	stepBound     = "bound"     // the rollout bound it
 	stepWork      = "work"      // the work generator wrote the Work
 	stepApplied   = "applied"   // the member reported the Work Available
+	stepReported  = "reported"  // the binding's status says Available
 )
 
-var steps = []string{stepScheduled, stepBound, stepWork, stepApplied}
+var steps = []string{stepScheduled, stepBound, stepWork, stepApplied, stepReported}
 
 // timeline records when each binding and Work of one placement first
 // reached each step, from watches of everything after the placement's
@@ -74,6 +75,10 @@ func (t *timeline) record(w watch.Interface) {
 			t.reached(stepScheduled, o.Name, now)
 			if o.Spec.State == placementv1beta1.BindingStateBound {
 				t.reached(stepBound, o.Name, now)
+			}
+			if c := meta.FindStatusCondition(o.Status.Conditions, string(placementv1beta1.ResourceBindingAvailable)); c != nil &&
+				c.Status == metav1.ConditionTrue && c.ObservedGeneration == o.Generation {
+				t.reached(stepReported, o.Name, now)
 			}
 		case *placementv1beta1.Work:
 			key := o.Namespace + "/" + o.Name
