@@ -10,8 +10,7 @@
 //
 // A process that allocates a lot without being short of CPU (a large fleet's
 // hub at rest: its heartbeats) gets at most QuietMax: collecting twice as
-// often costs CPU it has to spare and saves a quarter of its heap. A burst
-// of work lifts that ceiling within a Glance.
+// often costs CPU it has to spare and saves a quarter of its heap.
 package gcpace
 
 import (
@@ -55,12 +54,6 @@ type Pacer struct {
 	// Interval is the time between collections the pacer aims for while
 	// the process allocates little.
 	Interval time.Duration
-	// Glance is how often the pacer looks for a burst between its readings
-	// (0: never). A burst (see burst) makes the process busy at once: its
-	// next reading may be a collection away, seconds into the burst, and
-	// collections at the quiet target slow it meanwhile (a quarter of the
-	// CPU marking, and the burst's own goroutines made to help).
-	Glance time.Duration
 }
 
 // Run paces the collector until ctx ends, then restores Max. It does nothing
@@ -88,39 +81,13 @@ func (p Pacer) Run(ctx context.Context, log logr.Logger) {
 	defer debug.SetGCPercent(p.Max)
 	tick := time.NewTicker(max(p.Interval/4, time.Millisecond))
 	defer tick.Stop()
-	var glance <-chan time.Time
-	if p.Glance > 0 {
-		t := time.NewTicker(p.Glance)
-		defer t.Stop()
-		glance = t.C
-	}
 	last := readHeap()
-	glanced := last
 	release := releases{interval: p.Interval, highest: p.Max}
 	cpu := newLoad(last, p.Interval/4)
-	current, steady := p.Max, 0.0 // the target in force; the rate between the last two readings
-	set := func(percent int, live uint64) {
-		if current != percent {
-			debug.SetGCPercent(percent)
-			log.V(4).Info("garbage collector paced", "gcPercent", percent, "liveBytes", live)
-		}
-		current = percent
-		gcPercent.Set(float64(percent))
-	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-glance:
-			now := readHeap()
-			if p.burst(glanced, now, steady, current) {
-				cpu.burstAt(now.at)
-				if percent := p.percent(glanced, now, false); percent > current {
-					set(percent, now.live)
-				}
-			}
-			glanced = now
-			continue
 		case <-collected:
 		case <-tick.C:
 		}
@@ -132,7 +99,6 @@ func (p Pacer) Run(ctx context.Context, log logr.Logger) {
 			// reading counts from the last.
 			continue
 		}
-		steady = rate(last, now)
 		percent := p.percent(last, now, cpu.quiet(now.at))
 		// Released before the lower target is set: that target would start
 		// a collection of its own, and the release collects anyway.
@@ -144,29 +110,12 @@ func (p Pacer) Run(ctx context.Context, log logr.Logger) {
 			now = readHeap()
 			cpu.skip(now)
 		}
-		set(percent, now.live)
-		last, glanced = now, now
+		if old := debug.SetGCPercent(percent); old != percent {
+			log.V(4).Info("garbage collector paced", "gcPercent", percent, "liveBytes", now.live)
+		}
+		gcPercent.Set(float64(percent))
+		last = now
 	}
-}
-
-// rate is how many bytes a second the process allocated between two
-// readings (0 when it cannot tell).
-func rate(from, to heap) float64 {
-	elapsed := to.at.Sub(from.at).Seconds()
-	if elapsed <= 0 || to.allocated < from.allocated {
-		return 0
-	}
-	return float64(to.allocated-from.allocated) / elapsed
-}
-
-// burst tells whether the process allocated between two glances at twice
-// the steady rate or more, and fast enough to use up the room the target
-// in force leaves within a quarter Interval: a heartbeat more or less, or a
-// few MB on an idle process, is not a burst.
-func (p Pacer) burst(from, to heap, steady float64, percent int) bool {
-	r := rate(from, to)
-	room := float64(percent) / 100 * float64(to.live)
-	return r > 0 && r >= 2*steady && r*(p.Interval/4).Seconds() >= room
 }
 
 // releases decides when the free heap is handed back: when the target is
@@ -226,7 +175,8 @@ func (p Pacer) percent(last, now heap, quiet bool) int {
 	if elapsed <= 0 || now.live == 0 || now.allocated < last.allocated {
 		return ceiling
 	}
-	headroom := rate(last, now) * p.Interval.Seconds()
+	rate := float64(now.allocated-last.allocated) / elapsed.Seconds()
+	headroom := rate * p.Interval.Seconds()
 	percent := math.Ceil(100 * headroom / float64(now.live))
 	return int(math.Max(float64(p.Min), math.Min(float64(ceiling), percent)))
 }
@@ -268,12 +218,6 @@ func (l *load) observe(now heap, cpus int) {
 func (l *load) skip(now heap) {
 	l.burst.since, l.burst.cpu = now.at, now.cpu
 	l.sustained.since, l.sustained.cpu = now.at, now.cpu
-}
-
-// burstAt counts the process busy at a time: a burst of allocation seen
-// between readings.
-func (l *load) burstAt(at time.Time) {
-	l.busyAt = at
 }
 
 // quiet reports whether no window was busy for the calm time up to at.

@@ -51,40 +51,6 @@ func TestPercentFollowsTheAllocationRate(t *testing.T) {
 	}
 }
 
-// A burst is twice the steady rate or more, and enough to use up the room
-// the target leaves within a quarter interval.
-func TestBurstIsFastAgainstTheSteadyRateAndTheRoom(t *testing.T) {
-	p := Pacer{Interval: time.Minute}
-	start := time.Unix(1000, 0)
-	const mb = 1 << 20
-	from := heap{at: start, allocated: 5000 * mb}
-	for _, c := range []struct {
-		name      string
-		allocated uint64 // in the second since from
-		steady    float64
-		live      uint64
-		percent   int
-		burst     bool
-	}{
-		// A large fleet's hub at rest: 450 MB of room is 30 MB/s over 15 s.
-		{"heartbeats at the steady rate", 40 * mb, 35 * mb, 900 * mb, 50, false},
-		{"a placement rolling out", 175 * mb, 35 * mb, 900 * mb, 50, true},
-		{"twice the steady rate, too little for the room", 25 * mb, 10 * mb, 900 * mb, 50, false},
-		// An idle hub: 65 MB of room is 4.3 MB/s over 15 s.
-		{"a few MB on an idle process", 2 * mb, 0.5 * mb, 260 * mb, 25, false},
-		{"a large apply on an idle process", 20 * mb, 0.5 * mb, 260 * mb, 25, true},
-		{"nothing allocated", 0, 0, 260 * mb, 25, false},
-	} {
-		to := heap{at: start.Add(time.Second), allocated: from.allocated + c.allocated, live: c.live}
-		if got := p.burst(from, to, c.steady, c.percent); got != c.burst {
-			t.Errorf("%s: burst %v, want %v", c.name, got, c.burst)
-		}
-	}
-	if p.burst(from, heap{at: start, allocated: from.allocated + 100*mb, live: 260 * mb}, 0, 25) {
-		t.Error("a burst seen in no time")
-	}
-}
-
 // On two CPUs: a second or more using 1.8 CPUs or more is a burst; 15
 // seconds or more using a CPU or more is sustained work. The process is quiet
 // once neither was seen for 15 seconds, and busy again at once.
@@ -221,26 +187,6 @@ func TestRunLowersTheTargetBetweenCollections(t *testing.T) {
 	if readRuntimeMetric(cyclesMetric) != cycles {
 		t.Skip("a collection ran meanwhile: it, not the interval, may have set the target")
 	}
-}
-
-// A burst of allocation lifts the quiet ceiling within a glance, without
-// waiting for a reading that would judge the process's CPU.
-func TestRunLiftsTheQuietCeilingInABurst(t *testing.T) {
-	if os.Getenv("GOGC") != "" {
-		t.Skip("GOGC is set in the environment: the pacer stays off")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go Pacer{Min: 30, Max: 100, QuietMax: 30, Interval: 2 * time.Second, Glance: 10 * time.Millisecond}.Run(ctx, logr.Discard())
-	awaitGCPercent(t, 30, 10*time.Second, func() {
-		runtime.GC()
-		time.Sleep(20 * time.Millisecond)
-	})
-	// A spell now and then: the process's CPU stays far from busy.
-	awaitGCPercent(t, 100, 10*time.Second, func() {
-		busySpell()
-		time.Sleep(200 * time.Millisecond)
-	})
 }
 
 // A process gone quiet after a busy spell hands the free heap that spell left

@@ -80,7 +80,7 @@ func newStartCommand() *cobra.Command {
 	opts.Uninformed = uninformedByKcp
 	ctrlOpts := defaultControllerOptions()
 	metricsOpts := metrics.ServerOptions{BindAddress: ":8080"}
-	pacer := gcpace.Pacer{Min: 25, Max: 100, QuietMax: 50, Interval: time.Minute, Glance: time.Second}
+	pacer := gcpace.Pacer{Min: 25, Max: 100, QuietMax: 50, Interval: time.Minute}
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Start the hub and bootstrap the fleet workspaces",
