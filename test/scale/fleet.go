@@ -266,8 +266,7 @@ func timeToAvailable(ctx context.Context, c client.WithWatch, crp *placementv1be
 		if !ok {
 			continue
 		}
-		a := meta.FindStatusCondition(got.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType))
-		if a != nil && a.Status == metav1.ConditionTrue && a.ObservedGeneration == got.Generation {
+		if isAvailable(got) {
 			return time.Since(start), nil
 		}
 	}

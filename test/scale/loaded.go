@@ -285,8 +285,13 @@ func (l *load) available(ctx context.Context) (int, error) {
 }
 
 func isAvailable(crp *placementv1beta1.ClusterResourcePlacement) bool {
-	a := meta.FindStatusCondition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType))
-	return a != nil && a.Status == metav1.ConditionTrue && a.ObservedGeneration == crp.Generation
+	return trueAt(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType), crp.Generation)
+}
+
+// trueAt tells whether conds hold condition t True for generation.
+func trueAt(conds []metav1.Condition, t string, generation int64) bool {
+	c := meta.FindStatusCondition(conds, t)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == generation
 }
 
 // restart stops the hub and starts it again over the load, and records how

@@ -227,8 +227,7 @@ func (m *member) handle(ctx context.Context, work *placementv1beta1.Work) error 
 }
 
 func acknowledged(w *placementv1beta1.Work) bool {
-	c := meta.FindStatusCondition(w.Status.Conditions, placementv1beta1.WorkConditionTypeAvailable)
-	return c != nil && c.ObservedGeneration == w.Generation && c.Status == metav1.ConditionTrue
+	return trueAt(w.Status.Conditions, placementv1beta1.WorkConditionTypeAvailable, w.Generation)
 }
 
 func (m *member) acknowledge(ctx context.Context, work *placementv1beta1.Work) error {

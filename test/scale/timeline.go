@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -76,15 +75,13 @@ func (t *timeline) record(w watch.Interface) {
 			if o.Spec.State == placementv1beta1.BindingStateBound {
 				t.reached(stepBound, o.Name, now)
 			}
-			if c := meta.FindStatusCondition(o.Status.Conditions, string(placementv1beta1.ResourceBindingAvailable)); c != nil &&
-				c.Status == metav1.ConditionTrue && c.ObservedGeneration == o.Generation {
+			if trueAt(o.Status.Conditions, string(placementv1beta1.ResourceBindingAvailable), o.Generation) {
 				t.reached(stepReported, o.Name, now)
 			}
 		case *placementv1beta1.Work:
 			key := o.Namespace + "/" + o.Name
 			t.reached(stepWork, key, now)
-			if c := meta.FindStatusCondition(o.Status.Conditions, placementv1beta1.WorkConditionTypeAvailable); c != nil &&
-				c.Status == metav1.ConditionTrue && c.ObservedGeneration == o.Generation {
+			if acknowledged(o) {
 				t.reached(stepApplied, key, now)
 			}
 		}
