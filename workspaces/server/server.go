@@ -80,6 +80,10 @@ type Options struct {
 	// to at 2 minutes either (docs/performance.md). 0 leaves etcd's history
 	// uncompacted.
 	EtcdCompactionInterval time.Duration
+	// EtcdCompression stores objects compressed in etcd (compression.go).
+	// On by default. Off, the hub stores them as the API server would and
+	// still reads those it compressed before.
+	EtcdCompression bool
 	// EmbeddedEtcdQuotaBytes is the size of the embedded etcd's database
 	// at which etcd refuses writes; 0 keeps etcd's default (2 GiB), which
 	// 1,000 placements of 100 clusters come near (docs/performance.md).
@@ -101,6 +105,7 @@ func DefaultOptions() Options {
 		EmbeddedEtcdPeerPort:   2380,
 		EmbeddedEtcdDefrag:     true,
 		EtcdCompactionInterval: 2 * time.Minute,
+		EtcdCompression:        true,
 	}
 }
 
@@ -167,18 +172,21 @@ func Run(ctx context.Context, opts Options, postStart PostStartFunc) error {
 		}
 	}
 
+	storage := compressedStorage(opts.EtcdCompression)
 	if !opts.WatchCache {
-		// Built-in resources, CRDs, custom resources.
 		clients := &sharedEtcdClients{}
 		defer clients.Close() // runs after the server has stopped, before etcd does
-		bookmarking := func(g generic.RESTOptionsGetter) generic.RESTOptionsGetter { return bookmarkingStorage{g, clients} }
-		completedConfig.Apis.Generic.RESTOptionsGetter = bookmarking(completedConfig.Apis.Generic.RESTOptionsGetter)
-		completedConfig.ApiExtensions.GenericConfig.RESTOptionsGetter = bookmarking(completedConfig.ApiExtensions.GenericConfig.RESTOptionsGetter)
-		completedConfig.ApiExtensions.ExtraConfig.CRDRESTOptionsGetter = bookmarking(completedConfig.ApiExtensions.ExtraConfig.CRDRESTOptionsGetter)
-		// kcp's cache server, in the same etcd under /cache, runs without
-		// watch caches too.
-		completedConfig.CacheServerStorage = bookmarking
+		compressed := storage
+		storage = func(g generic.RESTOptionsGetter) generic.RESTOptionsGetter {
+			return bookmarkingStorage{compressed(g), clients}
+		}
 	}
+	// Built-in resources, CRDs, custom resources, and kcp's cache server (in
+	// the same etcd under /cache): every reader of etcd's values.
+	completedConfig.Apis.Generic.RESTOptionsGetter = storage(completedConfig.Apis.Generic.RESTOptionsGetter)
+	completedConfig.ApiExtensions.GenericConfig.RESTOptionsGetter = storage(completedConfig.ApiExtensions.GenericConfig.RESTOptionsGetter)
+	completedConfig.ApiExtensions.ExtraConfig.CRDRESTOptionsGetter = storage(completedConfig.ApiExtensions.ExtraConfig.CRDRESTOptionsGetter)
+	completedConfig.CacheServerStorage = storage
 
 	s, err := kcpserver.NewServer(completedConfig)
 	if err != nil {

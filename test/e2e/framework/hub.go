@@ -293,6 +293,15 @@ func (h *Hub) Restart(ctx context.Context) error {
 	return h.Start(ctx)
 }
 
+// RestartWith restarts the hub with args as its further start flags.
+func (h *Hub) RestartWith(ctx context.Context, args ...string) error {
+	if err := h.Stop(); err != nil {
+		return err
+	}
+	h.opts.Args = args
+	return h.Start(ctx)
+}
+
 // Start starts a stopped hub again on its API and etcd client ports.
 func (h *Hub) Start(ctx context.Context) error {
 	if err := h.Launch(); err != nil {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	corev1alpha1 "github.com/kcp-dev/kcp/sdk/apis/core/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -157,13 +159,40 @@ var _ = Describe("Hub on an external etcd", Serial, func() {
 		Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "app"}})).To(Succeed())
 		Expect(c.Create(ctx, decode(crp("on-etcd", selectNS)))).To(Succeed())
 
-		By("restarting on the same etcd")
-		Expect(h.Restart(ctx)).To(Succeed())
+		Expect(storedValue(ctx, etcd, "on-etcd")).To(HavePrefix("fleet:zstd:"), "objects are stored compressed")
+
+		By("restarting on the same etcd with compression off")
+		Expect(h.RestartWith(ctx, "--etcd-compression=false")).To(Succeed())
 		c, err = h.Client(path, nil)
 		Expect(err).NotTo(HaveOccurred())
 		getAs(ctx, c, crpV1, "", "on-etcd")
+		Expect(c.Create(ctx, decode(crp("uncompressed", selectNS)))).To(Succeed())
+		Expect(storedValue(ctx, etcd, "uncompressed")).To(HavePrefix("{"))
+
+		By("restarting with compression on again")
+		Expect(h.RestartWith(ctx)).To(Succeed())
+		c, err = h.Client(path, nil)
+		Expect(err).NotTo(HaveOccurred())
+		getAs(ctx, c, crpV1, "", "on-etcd")
+		getAs(ctx, c, crpV1, "", "uncompressed")
 	})
 })
+
+// storedValue is the value etcd holds for the placement named name.
+func storedValue(ctx context.Context, etcd *framework.Etcd, name string) string {
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd.ClientURL}, DialTimeout: 10 * time.Second})
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	defer c.Close()
+	resp, err := c.Get(ctx, "/", clientv3.WithPrefix())
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	for _, kv := range resp.Kvs {
+		if strings.Contains(string(kv.Key), "/clusterresourceplacements/") && strings.HasSuffix(string(kv.Key), "/"+name) {
+			return string(kv.Value)
+		}
+	}
+	Fail("no etcd key for the placement " + name)
+	return ""
+}
 
 // installingBoundCRDs tells whether kcp has CRDs for API bindings whose
 // names are accepted but that are not established yet.
