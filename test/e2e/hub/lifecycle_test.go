@@ -169,12 +169,20 @@ var _ = Describe("Hub on an external etcd", Serial, func() {
 		Expect(c.Create(ctx, decode(crp("uncompressed", selectNS)))).To(Succeed())
 		Expect(storedValue(ctx, etcd, "uncompressed")).To(HavePrefix("{"))
 
-		By("restarting with compression on again")
-		Expect(h.RestartWith(ctx)).To(Succeed())
+		By("restarting with compression on again, and watch caches that read both forms")
+		Expect(h.RestartWith(ctx, "--watch-cache")).To(Succeed())
 		c, err = h.Client(path, nil)
 		Expect(err).NotTo(HaveOccurred())
 		getAs(ctx, c, crpV1, "", "on-etcd")
 		getAs(ctx, c, crpV1, "", "uncompressed")
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(crpV1.GroupVersion().WithKind("ClusterResourcePlacementList"))
+		Expect(c.List(ctx, list, client.Limit(10))).To(Succeed())
+		var names []string
+		for _, p := range list.Items {
+			names = append(names, p.GetName())
+		}
+		Expect(names).To(ConsistOf("on-etcd", "uncompressed"))
 	})
 })
 
