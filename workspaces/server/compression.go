@@ -36,11 +36,11 @@ var (
 // reads the data of a hub that did not compress and, with compression
 // turned off, still reads what it compressed before.
 //
-// etcd keeps each value whole in its database file, a page of 4 KiB holding
-// at least two values: a Work of 2.5 KB or a binding of 2.1 KB took a page
-// to itself, and with 1,000 placements of 100 clusters the file (1.1 GB,
-// which etcd maps and its reads keep resident) was a third of the hub's
-// memory (docs/performance.md).
+// etcd's database puts at least two values on a node of 4 KiB pages: a
+// Work of 2.5 KB or a binding of 2.1 KB took a page to itself, and with
+// 1,000 placements of 100 clusters the file (1.1 GB, which etcd maps and
+// its reads keep resident) was a third of the hub's memory; compressed,
+// 439 MB (docs/performance.md).
 func compressedStorage(compress bool) func(generic.RESTOptionsGetter) generic.RESTOptionsGetter {
 	return func(g generic.RESTOptionsGetter) generic.RESTOptionsGetter {
 		return compressingGetter{RESTOptionsGetter: g, compress: compress}
@@ -84,6 +84,10 @@ func (t zstdTransformer) TransformToStorage(ctx context.Context, data []byte, da
 	return t.inner.TransformToStorage(ctx, data, dataCtx)
 }
 
+// TransformFromStorage does not call an uncompressed value stale: the API
+// server writes a stale value back even when an update changes nothing,
+// and no-op updates (kcp's bootstrap makes some at every start) would turn
+// into writes. A value is compressed at its next real write.
 func (t zstdTransformer) TransformFromStorage(ctx context.Context, data []byte, dataCtx value.Context) ([]byte, bool, error) {
 	data, stale, err := t.inner.TransformFromStorage(ctx, data, dataCtx)
 	if err != nil || !bytes.HasPrefix(data, []byte(compressedPrefix)) {
