@@ -172,11 +172,11 @@ func Run(ctx context.Context, opts Options, postStart PostStartFunc) error {
 		}
 	}
 
-	storage := compressedStorage(opts.EtcdCompression)
+	compressed := compressedStorage(opts.EtcdCompression)
+	storage := compressed
 	if !opts.WatchCache {
 		clients := &sharedEtcdClients{}
 		defer clients.Close() // runs after the server has stopped, before etcd does
-		compressed := storage
 		storage = func(g generic.RESTOptionsGetter) generic.RESTOptionsGetter {
 			return bookmarkingStorage{compressed(g), clients}
 		}
