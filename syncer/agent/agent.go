@@ -160,7 +160,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	if err := (&workapplier.Reconciler{
-		Hub: mgr.GetClient(), Member: member, MemberName: opts.MemberName, Namespace: namespace,
+		Hub: mgr.GetClient(), HubReader: mgr.GetAPIReader(), Member: member, MemberName: opts.MemberName, Namespace: namespace,
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}

@@ -218,12 +218,18 @@ func (a *applier) failure(m *manifest, err error) (string, string) {
 	return placementv1beta1.ApplyResultFailedToApply, fmt.Sprintf("applying %s: %v", describe(m.obj), err)
 }
 
-// get reads the live object, from the API server when the cache is known
-// to be behind (after a lost race) or does not have it.
+// get reads the live object to write over, from the API server when the
+// cache is known to be behind (after a lost race). Client-side apply creates
+// what the cache does not have (a create fails on an object the cache has
+// not seen, which is then judged again); a server-side apply would write
+// over it, so a cache miss is read from the API server first.
 func (a *applier) get(ctx context.Context, obj *unstructured.Unstructured, direct bool) (*unstructured.Unstructured, error) {
 	key := client.ObjectKeyFromObject(obj)
-	if direct {
+	switch {
+	case direct:
 		return a.reader.fresh(ctx, obj.GroupVersionKind(), key)
+	case a.strategy.Type == placementv1beta1.ApplyStrategyTypeClientSideApply:
+		return a.reader.forCreate(ctx, obj.GroupVersionKind(), key)
 	}
 	return a.reader.get(ctx, obj.GroupVersionKind(), key)
 }
@@ -353,8 +359,15 @@ func (a *applier) clientSideApply(ctx context.Context, desired, live *unstructur
 		return nil, err
 	}
 	if len(modified) > maxLastAppliedSize {
-		// Too big for an annotation: server-side apply owns the fields instead.
+		// Too big for an annotation: server-side apply owns the fields
+		// instead. It would write over an object the cache missed, so the
+		// object must be known to be absent first.
 		dropLastApplied(desired)
+		if live == nil {
+			if err := a.confirmAbsent(ctx, desired); err != nil {
+				return nil, err
+			}
+		}
 		return a.serverSideApply(ctx, desired, live, live != nil && a.owner.manages(live))
 	}
 	if live == nil {
@@ -388,6 +401,17 @@ func (a *applier) clientSideApply(ctx context.Context, desired, live *unstructur
 		return nil, err
 	}
 	return live, nil
+}
+
+// confirmAbsent reads obj from the API server: an AlreadyExists error if it
+// exists after all, so that it is judged again as an existing object.
+func (a *applier) confirmAbsent(ctx context.Context, obj *unstructured.Unstructured) error {
+	gvk := obj.GroupVersionKind()
+	live, err := a.reader.fresh(ctx, gvk, client.ObjectKeyFromObject(obj))
+	if err != nil || live == nil {
+		return err
+	}
+	return apierrors.NewAlreadyExists(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, obj.GetName())
 }
 
 // withResourceVersion makes a merge patch conditional on the object's

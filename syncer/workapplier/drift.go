@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/syncer/diff"
@@ -55,7 +56,7 @@ func (a *applier) compare(hub, live *unstructured.Unstructured) []diff.Detail {
 // reportDiff compares the manifest with the member's object and writes
 // nothing: ReportDiff only reports.
 func (a *applier) reportDiff(ctx context.Context, m *manifest) {
-	live, err := a.get(ctx, m.obj, false)
+	live, err := a.reader.get(ctx, m.obj.GroupVersionKind(), client.ObjectKeyFromObject(m.obj))
 	if err != nil {
 		m.fail(placementv1beta1.DiffResultFailedToReportDiff, fmt.Sprintf("reading %s from the member cluster: %v", describe(m.obj), err))
 		return

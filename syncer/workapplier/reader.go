@@ -49,11 +49,33 @@ func (m memberReader) fresh(ctx context.Context, gvk schema.GroupVersionKind, ke
 // get reads the object from the cache if it has it, else from the API
 // server; nil if it does not exist.
 func (m memberReader) get(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey) (*unstructured.Unstructured, error) {
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(gvk)
-	found, _, err := m.cached(ctx, key, obj)
-	if err != nil || found {
+	obj, _, err := m.read(ctx, gvk, key)
+	if err != nil || obj != nil {
 		return obj, err
 	}
 	return m.fresh(ctx, gvk, key)
+}
+
+// forCreate reads the object as get does, but takes a miss in a synced
+// cache as absent without asking the API server: the caller's next step
+// must be a create, which fails on an object the cache has not seen yet.
+// That saves a read for every new object a placement brings.
+func (m memberReader) forCreate(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey) (*unstructured.Unstructured, error) {
+	obj, synced, err := m.read(ctx, gvk, key)
+	if err != nil || obj != nil || synced {
+		return obj, err
+	}
+	return m.fresh(ctx, gvk, key)
+}
+
+// read reads the object from the cache: nil if the cache does not have
+// it, and whether the cache could answer at all.
+func (m memberReader) read(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey) (*unstructured.Unstructured, bool, error) {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	found, synced, err := m.cached(ctx, key, obj)
+	if err != nil || !found {
+		return nil, synced, err
+	}
+	return obj, synced, nil
 }

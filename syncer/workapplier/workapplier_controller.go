@@ -39,9 +39,11 @@ import (
 const ControllerName = "fleet-work-applier"
 
 // Reconciler applies Works. Hub is the client of the hub workspace (cached,
-// scoped to the member's namespace); Member is the member cluster.
+// scoped to the member's namespace) and HubReader reads its API server
+// directly; Member is the member cluster.
 type Reconciler struct {
 	Hub        client.Client
+	HubReader  client.Reader
 	Member     cluster.Cluster
 	MemberName string
 	Namespace  string
@@ -276,8 +278,29 @@ func (r *Reconciler) reportUnapplied(ctx context.Context, work *placementv1beta1
 	}
 }
 
-// writeStatus updates the Work's status on the hub when it changed.
+// writeStatus updates the Work's status on the hub when it changed. A
+// conflict means the cache had not seen this syncer's previous report yet
+// (the objects it just created bring their Work straight back): the report
+// is made again over the Work as the hub has it, rather than the whole Work
+// applied again after an error's backoff. A Work whose spec changed
+// meanwhile is left to the reconcile that change brings.
 func (r *Reconciler) writeStatus(ctx context.Context, work *placementv1beta1.Work, ms []*manifest) error {
+	key, uid, generation := client.ObjectKeyFromObject(work), work.UID, work.Generation
+	err := r.updateStatus(ctx, work, ms)
+	if !apierrors.IsConflict(err) {
+		return err
+	}
+	current := &placementv1beta1.Work{}
+	if err := r.HubReader.Get(ctx, key, current); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if current.UID != uid || current.Generation != generation {
+		return nil
+	}
+	return r.updateStatus(ctx, current, ms)
+}
+
+func (r *Reconciler) updateStatus(ctx context.Context, work *placementv1beta1.Work, ms []*manifest) error {
 	status := buildStatus(work, ms, metav1.Now())
 	if equality.Semantic.DeepEqual(status, work.Status) {
 		return nil

@@ -1,0 +1,80 @@
+package workapplier
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+)
+
+// A new object is created on a miss in a synced cache without a read from
+// the API server; an object the cache has not seen yet is never written
+// over: the create fails (or, where the write would be a server-side apply,
+// the miss is read first) and the object is judged as the existing one it
+// is — here another placement's, which is not taken over.
+func TestApplyOnACacheMiss(t *testing.T) {
+	platform := ownerOf(&placementv1beta1.Work{ObjectMeta: metav1.ObjectMeta{Name: "p",
+		Labels: map[string]string{placementv1beta1.WorkspaceLabel: "fleet", placementv1beta1.PlacementTrackingLabel: "p"}}})
+	others := func() []client.Object {
+		return []client.Object{object("ConfigMap", "app", "settings", map[string]string{placementv1beta1.OwnerAnnotation: "fleet/other"})}
+	}
+	tests := []struct {
+		name       string
+		strategy   placementv1beta1.ApplyStrategyType
+		onMember   []client.Object
+		unsynced   bool
+		big        bool
+		wantReads  int
+		wantReason string
+	}{
+		{name: "a new object is created without a read", strategy: placementv1beta1.ApplyStrategyTypeClientSideApply, wantReason: placementv1beta1.ApplyResultApplied},
+		{name: "a kind not synced yet is read first", strategy: placementv1beta1.ApplyStrategyTypeClientSideApply, unsynced: true, wantReads: 1, wantReason: placementv1beta1.ApplyResultApplied},
+		{name: "an object the cache has not seen: the create fails and it is read", strategy: placementv1beta1.ApplyStrategyTypeClientSideApply, onMember: others(), wantReads: 1, wantReason: placementv1beta1.ApplyResultFailedToTakeOver},
+		{name: "too big for client-side apply: the miss is confirmed before applying", strategy: placementv1beta1.ApplyStrategyTypeClientSideApply, onMember: others(), big: true, wantReads: 2, wantReason: placementv1beta1.ApplyResultFailedToTakeOver},
+		{name: "server-side apply reads a miss first", strategy: placementv1beta1.ApplyStrategyTypeServerSideApply, onMember: others(), wantReads: 1, wantReason: placementv1beta1.ApplyResultFailedToTakeOver},
+	}
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			member := &memberWithCache{cache: fake.NewClientBuilder().Build(), api: fake.NewClientBuilder().WithRESTMapper(mapper).WithObjects(tc.onMember...).Build(), unsynced: tc.unsynced}
+			a := &applier{member: member.api, reader: (&Reconciler{Member: member}).reader(), owner: platform,
+				strategy: strategyOf(&placementv1beta1.Work{Spec: placementv1beta1.WorkSpec{ApplyStrategy: &placementv1beta1.ApplyStrategy{Type: tc.strategy}}})}
+			m := &manifest{obj: object("ConfigMap", "app", "settings", nil), hash: "h1"}
+			value := "blue"
+			if tc.big {
+				value = strings.Repeat("b", maxLastAppliedSize)
+			}
+			_ = unstructured.SetNestedField(m.obj.Object, value, "data", "color")
+			a.startWave()
+			a.apply(context.Background(), m)
+
+			if m.applied.reason != tc.wantReason {
+				t.Errorf("outcome = %+v, want %s", m.applied, tc.wantReason)
+			}
+			if member.apiReads != tc.wantReads {
+				t.Errorf("%d reads from the API server, want %d", member.apiReads, tc.wantReads)
+			}
+			live := &unstructured.Unstructured{}
+			live.SetGroupVersionKind(m.obj.GroupVersionKind())
+			if err := member.api.Get(context.Background(), client.ObjectKeyFromObject(m.obj), live); err != nil {
+				t.Fatal(err)
+			}
+			wantOwner := platform.identity
+			if len(tc.onMember) > 0 {
+				wantOwner = "fleet/other"
+			}
+			if got := live.GetAnnotations()[placementv1beta1.OwnerAnnotation]; got != wantOwner {
+				t.Errorf("the member's object is placed by %q, want %q", got, wantOwner)
+			}
+		})
+	}
+}
