@@ -22,6 +22,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/initializer"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
@@ -37,6 +38,7 @@ import (
 
 	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
 	kcpkubernetesinformers "github.com/kcp-dev/client-go/informers"
+	kcpadmissionregistrationv1informers "github.com/kcp-dev/client-go/informers/admissionregistration/v1"
 	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
 	"github.com/kcp-dev/logicalcluster/v3"
 
@@ -78,6 +80,8 @@ type KubeValidatingAdmissionPolicy struct {
 	lock      sync.RWMutex
 	delegates map[logicalcluster.Name]*stoppableValidatingAdmissionPolicy
 
+	bindings kcpadmissionregistrationv1informers.ValidatingAdmissionPolicyBindingClusterInformer
+
 	logicalClusterDeletionMonitorStarter sync.Once
 }
 
@@ -100,6 +104,10 @@ func (k *KubeValidatingAdmissionPolicy) SetKcpInformers(local, global kcpinforme
 func (k *KubeValidatingAdmissionPolicy) SetKubeInformers(local, global kcpkubernetesinformers.SharedInformerFactory) {
 	k.localKubeSharedInformerFactory = local
 	k.globalKubeSharedInformerFactory = global
+	// Fleetplane: registered before the factory starts, so that Validate
+	// can tell which workspaces bind a policy at all.
+	k.bindings = global.Admissionregistration().V1().ValidatingAdmissionPolicyBindings()
+	k.bindings.Informer()
 }
 
 func (k *KubeValidatingAdmissionPolicy) SetServerShutdownChannel(ch <-chan struct{}) {
@@ -129,12 +137,33 @@ func (k *KubeValidatingAdmissionPolicy) Validate(ctx context.Context, a admissio
 		return err
 	}
 
+	if !k.mayApply(cluster.Name) {
+		return nil
+	}
+
 	delegate, err := k.getOrCreateDelegate(cluster.Name)
 	if err != nil {
 		return err
 	}
 
 	return delegate.Validate(ctx, a, o)
+}
+
+// mayApply tells whether a policy may apply in clusterName (Fleetplane): a
+// workspace that binds no policy, and has no plugin yet, gets none. The
+// plugin holds 8 goroutines, a clientset and a once-a-second refresh loop
+// for every workspace written to, and a binding applies only to writes in
+// its own workspace. Until the bindings' informer has synced every
+// workspace gets its plugin, which waits for its own policies to sync.
+func (k *KubeValidatingAdmissionPolicy) mayApply(clusterName logicalcluster.Name) bool {
+	k.lock.RLock()
+	delegate := k.delegates[clusterName]
+	k.lock.RUnlock()
+	if delegate != nil || !k.bindings.Informer().HasSynced() {
+		return true
+	}
+	bindings, err := k.bindings.Lister().Cluster(clusterName).List(labels.Everything())
+	return err != nil || len(bindings) > 0
 }
 
 // getOrCreateDelegate creates an actual plugin for clusterName.

@@ -1,0 +1,45 @@
+package validatingadmissionpolicy
+
+import (
+	"context"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	kcpkubernetesinformers "github.com/kcp-dev/client-go/informers"
+	kcpfakekubernetes "github.com/kcp-dev/client-go/kubernetes/fake"
+	"github.com/kcp-dev/logicalcluster/v3"
+)
+
+// A workspace that binds no policy gets no plugin of its own; one that
+// binds a policy, or already has its plugin, does; before the bindings are
+// known every workspace does.
+func TestMayApplyOnlyWhereAPolicyIsBound(t *testing.T) {
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{
+		Name: "syncer-works", Annotations: map[string]string{logicalcluster.AnnotationKey: "platform"}}}
+	factory := kcpkubernetesinformers.NewSharedInformerFactory(kcpfakekubernetes.NewSimpleClientset(binding), 0)
+	k := NewKubeValidatingAdmissionPolicy()
+	k.SetKubeInformers(factory, factory)
+
+	if !k.mayApply("team") {
+		t.Errorf("before the bindings' informer synced, a workspace must get its plugin")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), k.bindings.Informer().HasSynced) {
+		t.Fatal("the bindings' informer did not sync")
+	}
+	if !k.mayApply("platform") {
+		t.Errorf("a workspace that binds a policy must get its plugin")
+	}
+	if k.mayApply("team") {
+		t.Errorf("a workspace that binds no policy needs no plugin")
+	}
+	k.delegates["team"] = &stoppableValidatingAdmissionPolicy{}
+	if !k.mayApply("team") {
+		t.Errorf("a workspace that has its plugin keeps using it")
+	}
+}
