@@ -125,9 +125,13 @@ func (a *applier) apply(ctx context.Context, m *manifest) {
 				return
 			}
 		}
+		before := ""
+		if live != nil {
+			before = live.GetResourceVersion()
+		}
 		written, err := a.write(ctx, m, live)
 		if err == nil {
-			m.live = written
+			m.live, m.wrote = written, written.GetResourceVersion() != before
 			m.applied = applyOutcome{ok: true, reason: placementv1beta1.ApplyResultApplied, message: "the object has been applied"}
 			return
 		}

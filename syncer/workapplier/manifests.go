@@ -22,6 +22,9 @@ type manifest struct {
 	applied applyOutcome
 	avail   availabilityOutcome
 	live    *unstructured.Unstructured
+	// wrote is set when the apply wrote the object: live is what the
+	// write returned.
+	wrote bool
 	// drifts are the member's changes to what this placement applied.
 	drifts []diff.Detail
 	// diffs are the differences ReportDiff found; diffReported is set once

@@ -8,10 +8,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -41,6 +43,8 @@ type tracker struct {
 	watched sets.Set[schema.GroupVersionKind]
 	// informed are the kinds whose informers reads may have started.
 	informed sets.Set[schema.GroupVersionKind]
+
+	echoes echoes
 }
 
 func newTracker(c controller.Controller, member cluster.Cluster, hub client.Reader, namespace, memberName string) *tracker {
@@ -60,6 +64,7 @@ func (t *tracker) use(ctx context.Context, work string, kinds sets.Set[schema.Gr
 
 // forget drops a Work that is gone from the member.
 func (t *tracker) forget(ctx context.Context, work string) error {
+	t.echoes.forget(work)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.uses, work)
@@ -94,7 +99,7 @@ func (t *tracker) track(ctx context.Context, gvk schema.GroupVersionKind) error 
 	if err != nil {
 		return err
 	}
-	if err := t.ctrl.Watch(&source.Informer{Informer: informer, Handler: handler.EnqueueRequestsFromMapFunc(t.toWork)}); err != nil {
+	if err := t.ctrl.Watch(&source.Informer{Informer: informer, Handler: t.handler()}); err != nil {
 		return err
 	}
 	t.watched.Insert(gvk)
@@ -128,6 +133,39 @@ func objectOf(gvk schema.GroupVersionKind) client.Object {
 	return obj
 }
 
+// handler enqueues the Works of a changed object, except the Work whose own
+// write a create or update event only brings back. A deletion is always
+// handed on: one seen on a relist carries the object's last known state,
+// which may be the Work's own write.
+func (t *tracker) handler() handler.EventHandler {
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			t.enqueue(ctx, q, e.Object, nil, true)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			t.enqueue(ctx, q, e.ObjectNew, e.ObjectOld, true)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			t.enqueue(ctx, q, e.Object, nil, false)
+		},
+	}
+}
+
+// enqueue adds the Works of obj (and of its previous version, which an
+// update may have moved from one Work to another).
+func (t *tracker) enqueue(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], obj, old client.Object, mayEcho bool) {
+	writer, echo := t.echoes.echo(obj)
+	requests := t.toWork(ctx, obj)
+	if old != nil {
+		requests = append(requests, t.toWork(ctx, old)...)
+	}
+	for _, r := range requests {
+		if !(mayEcho && echo && r.Name == writer) {
+			q.Add(r)
+		}
+	}
+}
+
 // toWork maps an applied object to the Works whose AppliedWorks own it (an
 // AppliedWork has its Work's name), or, for an object a placement adopted
 // (which has no such owner), to the Works of the placement that manages it.
@@ -153,4 +191,54 @@ func (t *tracker) toWork(ctx context.Context, o client.Object) []reconcile.Reque
 		}
 	}
 	return out
+}
+
+// echoes tells the watch events that only bring back the syncer's own
+// writes from those that change something. An apply assesses its objects
+// from what its writes return, so the event of each write need not apply
+// the Work again: without this, every Work was applied twice, the second
+// time finding everything as it had just written it. Its own lock, not the
+// tracker's: the tracker stops informers under that one, and an informer
+// stops only once its handlers return.
+type echoes struct {
+	mu     sync.Mutex
+	writes map[types.UID]ownWrite
+}
+
+type ownWrite struct{ work, resourceVersion string }
+
+// wrote records that a Work's apply wrote obj, as the write returned it.
+func (e *echoes) wrote(work string, obj client.Object) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.writes == nil {
+		e.writes = map[types.UID]ownWrite{}
+	}
+	e.writes[obj.GetUID()] = ownWrite{work: work, resourceVersion: obj.GetResourceVersion()}
+}
+
+// echo tells whether an event of obj brings back exactly what a Work's own
+// write returned, and which Work. The record goes with the object's first
+// event after the write either way: that event is the write's, or the
+// object changed again since.
+func (e *echoes) echo(obj client.Object) (string, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	w, ok := e.writes[obj.GetUID()]
+	if !ok {
+		return "", false
+	}
+	delete(e.writes, obj.GetUID())
+	return w.work, w.resourceVersion == obj.GetResourceVersion()
+}
+
+// forget drops the records of a Work that is gone.
+func (e *echoes) forget(work string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for uid, w := range e.writes {
+		if w.work == work {
+			delete(e.writes, uid)
+		}
+	}
 }

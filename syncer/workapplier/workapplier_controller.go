@@ -203,6 +203,9 @@ func (r *Reconciler) applyWave(ctx context.Context, a *applier, wave []*manifest
 	for _, m := range wave {
 		g.Go(func() error {
 			a.apply(gctx, m)
+			if m.wrote {
+				r.tracker.echoes.wrote(a.appliedWork.Name, m.live)
+			}
 			if m.live != nil && m.applied.ok {
 				if err := r.tracker.track(gctx, m.live.GroupVersionKind()); err != nil {
 					return err

@@ -1,0 +1,73 @@
+package workapplier
+
+import (
+	"context"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+)
+
+// The event of a Work's own write does not apply that Work again; every
+// other event does, as does the next one after the echo, a change made
+// since the write, and a deletion.
+func TestEventsOfTheSyncersOwnWrites(t *testing.T) {
+	ctx := context.Background()
+	tr := &tracker{namespace: "fleet-member-m1"}
+	h := tr.handler()
+	o := ownerOf(teamWork(""))
+	written := placedConfigMap(o, "5")
+	changed := placedConfigMap(o, "6")
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	queued := func() []string {
+		var names []string
+		for q.Len() > 0 {
+			r, _ := q.Get()
+			names = append(names, r.Name)
+			q.Done(r)
+			q.Forget(r)
+		}
+		return names
+	}
+
+	tr.echoes.wrote("w", written)
+	h.Create(ctx, event.CreateEvent{Object: written}, q)
+	if got := queued(); len(got) != 0 {
+		t.Errorf("the event of the Work's own write queued %v", got)
+	}
+	h.Update(ctx, event.UpdateEvent{ObjectOld: written, ObjectNew: written}, q)
+	if got := queued(); len(got) != 1 {
+		t.Errorf("an event after the echo queued %v, want the Work", got)
+	}
+
+	tr.echoes.wrote("w", written)
+	h.Update(ctx, event.UpdateEvent{ObjectOld: written, ObjectNew: changed}, q)
+	if got := queued(); len(got) != 1 {
+		t.Errorf("a change made since the write queued %v, want the Work", got)
+	}
+
+	tr.echoes.wrote("w", written)
+	h.Delete(ctx, event.DeleteEvent{Object: written}, q)
+	if got := queued(); len(got) != 1 {
+		t.Errorf("a deletion queued %v, want the Work", got)
+	}
+
+	shared := placedConfigMap(o, "7", metav1.OwnerReference{APIVersion: placementv1beta1.GroupVersion.String(), Kind: "AppliedWork", Name: "w2", UID: "aw2"})
+	tr.echoes.wrote("w", shared)
+	h.Create(ctx, event.CreateEvent{Object: shared}, q)
+	if got := queued(); len(got) != 1 || got[0] != "w2" {
+		t.Errorf("the echo of w's write queued %v, want w2 alone", got)
+	}
+
+	tr.echoes.wrote("w", written)
+	tr.echoes.forget("w")
+	h.Create(ctx, event.CreateEvent{Object: written}, q)
+	if got := queued(); len(got) != 1 {
+		t.Errorf("after the Work is forgotten, an event queued %v, want the Work", got)
+	}
+}
