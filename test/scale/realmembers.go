@@ -255,7 +255,9 @@ func (f *realFleet) syncerThroughput(ctx context.Context, res *results) error {
 }
 
 // applyRate places a namespace of 1,000 ConfigMaps (by policy, or on every
-// member) and records the manifests applied per second of Work apply time.
+// member) and records the objects placed per second of Work apply time on
+// each member: a Work applied again (a retry, an event) costs time and
+// places nothing more.
 func (f *realFleet) applyRate(ctx context.Context, res *results, figure, namespace string, policy *placementv1beta1.PlacementPolicy) error {
 	const objects = 1000
 	before, err := f.applied()
@@ -278,8 +280,10 @@ func (f *realFleet) applyRate(ctx context.Context, res *results, figure, namespa
 	if err != nil {
 		return err
 	}
+	placed := float64((objects + 1) * members) // and the namespace
 	manifests, seconds := after.manifests-before.manifests, after.seconds-before.seconds
-	res.add(figure, manifests/seconds, "objects/s", "", fmt.Sprintf("%.0f manifests applied in %.1f s of Work applies on %d of %d members (placement Available after %.1f s); target >= 200 per member", manifests, seconds, members, len(f.members), d.Seconds()))
+	res.add(figure, placed/seconds, "objects/s", "", fmt.Sprintf("%.0f objects placed on %d of %d members in %.1f s of Work applies, %.0f manifests applied (%.2f times each; placement Available after %.1f s); target >= 200 per member",
+		placed, members, len(f.members), seconds, manifests, manifests/placed, d.Seconds()))
 	return nil
 }
 
