@@ -135,7 +135,10 @@ func (a *applier) apply(ctx context.Context, m *manifest) {
 			m.applied = applyOutcome{ok: true, reason: placementv1beta1.ApplyResultApplied, message: "the object has been applied"}
 			return
 		}
-		if attempt == 0 && (apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err)) {
+		// A write of an object not found may fail because it exists after
+		// all, and not only with AlreadyExists: admission and quota run
+		// before the existence check. It is read and judged again.
+		if attempt == 0 && (apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) || live == nil) {
 			continue
 		}
 		m.fail(a.failure(m, err))
@@ -407,15 +410,15 @@ func (a *applier) clientSideApply(ctx context.Context, desired, live *unstructur
 	return live, nil
 }
 
-// confirmAbsent reads obj from the API server: an AlreadyExists error if it
-// exists after all, so that it is judged again as an existing object.
+// confirmAbsent reads obj from the API server: an error if it exists after
+// all (the write then fails, and the object is judged again as an existing
+// one).
 func (a *applier) confirmAbsent(ctx context.Context, obj *unstructured.Unstructured) error {
-	gvk := obj.GroupVersionKind()
-	live, err := a.reader.fresh(ctx, gvk, client.ObjectKeyFromObject(obj))
+	live, err := a.reader.fresh(ctx, obj.GroupVersionKind(), client.ObjectKeyFromObject(obj))
 	if err != nil || live == nil {
 		return err
 	}
-	return apierrors.NewAlreadyExists(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, obj.GetName())
+	return fmt.Errorf("%s exists on the member cluster, which the cache had not seen", describe(obj))
 }
 
 // withResourceVersion makes a merge patch conditional on the object's

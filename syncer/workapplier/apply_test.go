@@ -2,15 +2,18 @@ package workapplier
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 )
@@ -27,25 +30,35 @@ func TestApplyOnACacheMiss(t *testing.T) {
 		return []client.Object{object("ConfigMap", "app", "settings", map[string]string{placementv1beta1.OwnerAnnotation: "fleet/other"})}
 	}
 	tests := []struct {
-		name       string
-		strategy   placementv1beta1.ApplyStrategyType
-		onMember   []client.Object
-		unsynced   bool
-		big        bool
-		wantReads  int
-		wantReason string
+		name     string
+		strategy placementv1beta1.ApplyStrategyType
+		onMember []client.Object
+		unsynced bool
+		big      bool
+		// refuseCreate makes the member refuse creates as a quota would,
+		// before it checks whether the object exists.
+		refuseCreate bool
+		wantReads    int
+		wantReason   string
 	}{
 		{name: "a new object is created without a read", strategy: placementv1beta1.ApplyStrategyTypeClientSideApply, wantReason: placementv1beta1.ApplyResultApplied},
 		{name: "a kind not synced yet is read first", strategy: placementv1beta1.ApplyStrategyTypeClientSideApply, unsynced: true, wantReads: 1, wantReason: placementv1beta1.ApplyResultApplied},
 		{name: "an object the cache has not seen: the create fails and it is read", strategy: placementv1beta1.ApplyStrategyTypeClientSideApply, onMember: others(), wantReads: 1, wantReason: placementv1beta1.ApplyResultFailedToTakeOver},
 		{name: "too big for client-side apply: the miss is confirmed before applying", strategy: placementv1beta1.ApplyStrategyTypeClientSideApply, onMember: others(), big: true, wantReads: 2, wantReason: placementv1beta1.ApplyResultFailedToTakeOver},
+		{name: "a create refused for another reason: read and judged too", strategy: placementv1beta1.ApplyStrategyTypeClientSideApply, onMember: others(), refuseCreate: true, wantReads: 1, wantReason: placementv1beta1.ApplyResultFailedToTakeOver},
 		{name: "server-side apply reads a miss first", strategy: placementv1beta1.ApplyStrategyTypeServerSideApply, onMember: others(), wantReads: 1, wantReason: placementv1beta1.ApplyResultFailedToTakeOver},
 	}
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			member := &memberWithCache{cache: fake.NewClientBuilder().Build(), api: fake.NewClientBuilder().WithRESTMapper(mapper).WithObjects(tc.onMember...).Build(), unsynced: tc.unsynced}
+			api := fake.NewClientBuilder().WithRESTMapper(mapper).WithObjects(tc.onMember...)
+			if tc.refuseCreate {
+				api = api.WithInterceptorFuncs(interceptor.Funcs{Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
+					return apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "settings", errors.New("exceeded quota"))
+				}})
+			}
+			member := &memberWithCache{cache: fake.NewClientBuilder().Build(), api: api.Build(), unsynced: tc.unsynced}
 			a := &applier{member: member.api, reader: (&Reconciler{Member: member}).reader(), owner: platform,
 				strategy: strategyOf(&placementv1beta1.Work{Spec: placementv1beta1.WorkSpec{ApplyStrategy: &placementv1beta1.ApplyStrategy{Type: tc.strategy}}})}
 			m := &manifest{obj: object("ConfigMap", "app", "settings", nil), hash: "h1"}

@@ -13,10 +13,11 @@ import (
 // memberReader reads the objects the syncer places: from the member cache,
 // which the tracker's watches of the placed kinds fill, once a kind's
 // informer has synced; from the API server otherwise. A cache miss is read
-// from the API server too, as the cache may not have seen the object yet:
-// a placement must never create over, and so take over, an object it did
-// not see. Objects read from the cache are written with their
-// resourceVersion as a precondition, so that a stale copy is refused.
+// from the API server too (but see forCreate), as the cache may not have
+// seen the object yet: a placement must never write over, and so take
+// over, an object it did not see. Objects read from the cache are written
+// with their resourceVersion as a precondition, so that a stale copy is
+// refused.
 type memberReader struct {
 	cache  cache.Cache
 	direct client.Reader

@@ -201,8 +201,11 @@ func (t *tracker) toWork(ctx context.Context, o client.Object) []reconcile.Reque
 // tracker's: the tracker stops informers under that one, and an informer
 // stops only once its handlers return.
 type echoes struct {
-	mu     sync.Mutex
+	mu sync.Mutex
+	// writes maps an object's UID to the last write of it an apply made;
+	// byWork, a Work to the objects its last apply wrote.
 	writes map[types.UID]ownWrite
+	byWork map[string]sets.Set[types.UID]
 }
 
 type ownWrite struct{ work, resourceVersion string }
@@ -212,15 +215,20 @@ func (e *echoes) wrote(work string, obj client.Object) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.writes == nil {
-		e.writes = map[types.UID]ownWrite{}
+		e.writes, e.byWork = map[types.UID]ownWrite{}, map[string]sets.Set[types.UID]{}
+	}
+	if e.byWork[work] == nil {
+		e.byWork[work] = sets.New[types.UID]()
 	}
 	e.writes[obj.GetUID()] = ownWrite{work: work, resourceVersion: obj.GetResourceVersion()}
+	e.byWork[work].Insert(obj.GetUID())
 }
 
 // echo tells whether an event of obj brings back exactly what a Work's own
-// write returned, and which Work. The record goes with the object's first
-// event after the write either way: that event is the write's, or the
-// object changed again since.
+// write returned, and which Work. A record serves one event: the write's,
+// or a later change's. (An event that comes before its write is recorded
+// applies the Work again, as without records; the record then waits for
+// the object's next event or the Work's next apply.)
 func (e *echoes) echo(obj client.Object) (string, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -229,16 +237,21 @@ func (e *echoes) echo(obj client.Object) (string, bool) {
 		return "", false
 	}
 	delete(e.writes, obj.GetUID())
+	e.byWork[w.work].Delete(obj.GetUID())
 	return w.work, w.resourceVersion == obj.GetResourceVersion()
 }
 
-// forget drops the records of a Work that is gone.
+// forget drops the records of a Work's writes: when the Work is gone, and
+// when it is applied again — that apply may judge an object from a cache
+// that has not caught up with them yet, and their events must then bring
+// the Work back.
 func (e *echoes) forget(work string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for uid, w := range e.writes {
-		if w.work == work {
+	for uid := range e.byWork[work] {
+		if e.writes[uid].work == work {
 			delete(e.writes, uid)
 		}
 	}
+	delete(e.byWork, work)
 }

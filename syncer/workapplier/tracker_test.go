@@ -58,16 +58,25 @@ func TestEventsOfTheSyncersOwnWrites(t *testing.T) {
 	}
 
 	shared := placedConfigMap(o, "7", metav1.OwnerReference{APIVersion: placementv1beta1.GroupVersion.String(), Kind: "AppliedWork", Name: "w2", UID: "aw2"})
+	shared.SetUID("uid-2")
 	tr.echoes.wrote("w", shared)
 	h.Create(ctx, event.CreateEvent{Object: shared}, q)
 	if got := queued(); len(got) != 1 || got[0] != "w2" {
 		t.Errorf("the echo of w's write queued %v, want w2 alone", got)
 	}
 
+	// The Work's next apply (or its deletion) forgets what the last one
+	// wrote: it may have judged the object from a cache behind the write,
+	// and the write's event must bring the Work back.
 	tr.echoes.wrote("w", written)
+	tr.echoes.wrote("w", shared)
 	tr.echoes.forget("w")
 	h.Create(ctx, event.CreateEvent{Object: written}, q)
 	if got := queued(); len(got) != 1 {
-		t.Errorf("after the Work is forgotten, an event queued %v, want the Work", got)
+		t.Errorf("after the Work's records are forgotten, an event queued %v, want the Work", got)
+	}
+	h.Create(ctx, event.CreateEvent{Object: shared}, q)
+	if got := queued(); len(got) != 2 {
+		t.Errorf("after the Work's records are forgotten, an event of its other object queued %v, want both Works", got)
 	}
 }

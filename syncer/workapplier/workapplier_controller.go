@@ -141,6 +141,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // apply applies the Work's manifests in waves, records what it applied in
 // the AppliedWork and reports the status to the hub.
 func (r *Reconciler) apply(ctx context.Context, work *placementv1beta1.Work, manifests []*manifest) error {
+	r.tracker.echoes.forget(work.Name)
 	aw, err := r.ensureAppliedWork(ctx, work)
 	if err != nil {
 		r.reportUnapplied(ctx, work, err)

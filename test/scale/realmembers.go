@@ -308,6 +308,20 @@ func (f *realFleet) applied() (applyTotals, error) {
 	return t, nil
 }
 
+// syncerHubRequests sums the requests the syncers made to the hub.
+func (f *realFleet) syncerHubRequests() (float64, error) {
+	var n float64
+	for _, m := range f.members {
+		metrics, err := framework.Scrape(m.MetricsURL())
+		if err != nil {
+			return 0, err
+		}
+		requests, _ := metrics.Sum("fleet_api_requests_total", map[string]string{"target": "hub"})
+		n += requests
+	}
+	return n, nil
+}
+
 // idle measures the hub and the syncers at rest, with the small placements
 // above in place (before the bulk one).
 func (f *realFleet) idle(ctx context.Context, res *results) error {
@@ -323,6 +337,10 @@ func (f *realFleet) idle(ctx context.Context, res *results) error {
 	if err != nil {
 		return err
 	}
+	requests0, err := f.syncerHubRequests()
+	if err != nil {
+		return err
+	}
 	select {
 	case <-time.After(window):
 	case <-ctx.Done():
@@ -332,6 +350,11 @@ func (f *realFleet) idle(ctx context.Context, res *results) error {
 	if err != nil {
 		return err
 	}
+	requests1, err := f.syncerHubRequests()
+	if err != nil {
+		return err
+	}
+	res.add("idle_syncer_hub_requests", (requests1-requests0)*float64(time.Minute)/float64(window)/float64(len(f.members)), "/min", "", "requests each syncer made to the hub in the idle window")
 	rss, err := rssOf(pid)
 	if err != nil {
 		return err

@@ -3,9 +3,11 @@ package validatingadmissionpolicy
 import (
 	"context"
 	"testing"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 
 	kcpkubernetesinformers "github.com/kcp-dev/client-go/informers"
@@ -14,12 +16,14 @@ import (
 )
 
 // A workspace that binds no policy gets no plugin of its own; one that
-// binds a policy, or already has its plugin, does; before the bindings are
-// known every workspace does.
+// binds a policy (from the start, or once it creates a binding), or
+// already has its plugin, does; before the bindings are known every
+// workspace does.
 func TestMayApplyOnlyWhereAPolicyIsBound(t *testing.T) {
 	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{
 		Name: "syncer-works", Annotations: map[string]string{logicalcluster.AnnotationKey: "platform"}}}
-	factory := kcpkubernetesinformers.NewSharedInformerFactory(kcpfakekubernetes.NewSimpleClientset(binding), 0)
+	client := kcpfakekubernetes.NewSimpleClientset(binding)
+	factory := kcpkubernetesinformers.NewSharedInformerFactory(client, 0)
 	k := NewKubeValidatingAdmissionPolicy()
 	k.SetKubeInformers(factory, factory)
 
@@ -38,8 +42,17 @@ func TestMayApplyOnlyWhereAPolicyIsBound(t *testing.T) {
 	if k.mayApply("team") {
 		t.Errorf("a workspace that binds no policy needs no plugin")
 	}
-	k.delegates["team"] = &stoppableValidatingAdmissionPolicy{}
-	if !k.mayApply("team") {
+	teamBinding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: "team-policy", Annotations: map[string]string{logicalcluster.AnnotationKey: "team"}}}
+	if _, err := client.Cluster(logicalcluster.NewPath("team")).AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, teamBinding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return k.mayApply("team"), nil
+	}); err != nil {
+		t.Errorf("a workspace that binds a policy from now on must get its plugin: %v", err)
+	}
+	k.delegates["other"] = &stoppableValidatingAdmissionPolicy{}
+	if !k.mayApply("other") {
 		t.Errorf("a workspace that has its plugin keeps using it")
 	}
 }
