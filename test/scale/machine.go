@@ -9,10 +9,10 @@ import (
 )
 
 // machineCheck times a fixed single-threaded workload (SHA-256 of 256 MiB)
-// in CPU seconds of its thread. On this virtual machine the same work takes
-// longer when the host is busier, which the guest's CPU accounting does not
-// show as steal time: the CPU figures of a run (the idle hub's above all)
-// are comparable between runs only together with this one.
+// in CPU seconds of its thread, so that a run's CPU figures (the idle
+// hub's above all) can be read against how fast the machine was: this
+// virtual machine's CPU accounting shows no steal time, and the same hub
+// has taken from 1 to 7 s of CPU a minute at rest at different hours.
 func machineCheck() (time.Duration, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

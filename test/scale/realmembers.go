@@ -365,7 +365,7 @@ func (f *realFleet) idle(ctx context.Context, res *results) error {
 	if err != nil {
 		return err
 	}
-	res.add("machine_check_cpu", float64(check)/float64(time.Millisecond), "ms", "", "CPU of a fixed single-threaded workload (SHA-256 of 256 MiB) right after the idle window: the same work costs more when the host is busier")
+	res.add("machine_check_cpu", float64(check)/float64(time.Millisecond), "ms", "", "CPU of a fixed single-threaded workload (SHA-256 of 256 MiB) right after the idle window, to read the run's CPU figures against")
 	res.add("idle_hub_rss", float64(rss)/1e6, "MB", "660 (this machine)", "target <= 600")
 	var most, mostAnonymous int64
 	for _, m := range f.members {
