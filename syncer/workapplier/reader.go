@@ -50,11 +50,7 @@ func (m memberReader) fresh(ctx context.Context, gvk schema.GroupVersionKind, ke
 // get reads the object from the cache if it has it, else from the API
 // server; nil if it does not exist.
 func (m memberReader) get(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey) (*unstructured.Unstructured, error) {
-	obj, _, err := m.read(ctx, gvk, key)
-	if err != nil || obj != nil {
-		return obj, err
-	}
-	return m.fresh(ctx, gvk, key)
+	return m.lookup(ctx, gvk, key, false)
 }
 
 // forCreate reads the object as get does, but takes a miss in a synced
@@ -62,21 +58,20 @@ func (m memberReader) get(ctx context.Context, gvk schema.GroupVersionKind, key 
 // must be a create, which fails on an object the cache has not seen yet.
 // That saves a read for every new object a placement brings.
 func (m memberReader) forCreate(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey) (*unstructured.Unstructured, error) {
-	obj, synced, err := m.read(ctx, gvk, key)
-	if err != nil || obj != nil || synced {
-		return obj, err
-	}
-	return m.fresh(ctx, gvk, key)
+	return m.lookup(ctx, gvk, key, true)
 }
 
-// read reads the object from the cache: nil if the cache does not have
-// it, and whether the cache could answer at all.
-func (m memberReader) read(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey) (*unstructured.Unstructured, bool, error) {
+func (m memberReader) lookup(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey, trustMiss bool) (*unstructured.Unstructured, error) {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(gvk)
 	found, synced, err := m.cached(ctx, key, obj)
-	if err != nil || !found {
-		return nil, synced, err
+	switch {
+	case err != nil:
+		return nil, err
+	case found:
+		return obj, nil
+	case synced && trustMiss:
+		return nil, nil
 	}
-	return obj, synced, nil
+	return m.fresh(ctx, gvk, key)
 }
