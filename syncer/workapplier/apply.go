@@ -226,19 +226,16 @@ func (a *applier) failure(m *manifest, err error) (string, string) {
 }
 
 // get reads the live object to write over, from the API server when the
-// cache is known to be behind (after a lost race). Client-side apply creates
-// what the cache does not have (a create fails on an object the cache has
-// not seen, which is then judged again); a server-side apply would write
-// over it, so a cache miss is read from the API server first.
+// cache is known to be behind (after a lost race). What a synced cache does
+// not have is written as new: a create, or a server-side apply that only
+// creates (ApplyIfAbsent), fails on an object the cache has not seen, which
+// is then read and judged again.
 func (a *applier) get(ctx context.Context, obj *unstructured.Unstructured, direct bool) (*unstructured.Unstructured, error) {
 	key := client.ObjectKeyFromObject(obj)
-	switch {
-	case direct:
+	if direct {
 		return a.reader.fresh(ctx, obj.GroupVersionKind(), key)
-	case a.strategy.Type == placementv1beta1.ApplyStrategyTypeClientSideApply:
-		return a.reader.forCreate(ctx, obj.GroupVersionKind(), key)
 	}
-	return a.reader.get(ctx, obj.GroupVersionKind(), key)
+	return a.reader.forCreate(ctx, obj.GroupVersionKind(), key)
 }
 
 // mayManage applies the ownership and takeover rules to an object that
@@ -338,13 +335,17 @@ func (a *applier) desired(m *manifest, live *unstructured.Unstructured) *unstruc
 
 func (a *applier) serverSideApply(ctx context.Context, desired, live *unstructured.Unstructured, force bool) (*unstructured.Unstructured, error) {
 	desired = desired.DeepCopy()
-	desired.SetManagedFields(nil)
-	if live != nil {
-		// Applied over the object as read: if it changed since (a stale
-		// cache, or another owner's object of the same name), the apply
-		// conflicts and the object is judged again.
-		desired.SetResourceVersion(live.GetResourceVersion())
+	if live == nil {
+		if err := ApplyIfAbsent(ctx, a.member, desired, a.owner.manager); err != nil {
+			return nil, err
+		}
+		return desired, nil
 	}
+	desired.SetManagedFields(nil)
+	// Applied over the object as read: if it changed since (a stale cache,
+	// or another owner's object of the same name), the apply conflicts and
+	// the object is judged again.
+	desired.SetResourceVersion(live.GetResourceVersion())
 	opts := []client.PatchOption{client.FieldOwner(a.owner.manager)}
 	if force {
 		opts = append(opts, client.ForceOwnership)
@@ -353,6 +354,26 @@ func (a *applier) serverSideApply(ctx context.Context, desired, live *unstructur
 		return nil, err
 	}
 	return desired, nil
+}
+
+// absentResourceVersion never matches an object's resourceVersion on a
+// Kubernetes API server backed by etcd: it is the largest uint64, above
+// every revision etcd can reach (an int64).
+const absentResourceVersion = "18446744073709551615"
+
+// ApplyIfAbsent server-side applies obj as fieldManager only if no object of
+// its name exists: it creates obj, or fails with a Conflict and leaves the
+// existing object as it was. A server-side apply is otherwise a create or an
+// update, whichever the server finds, so an object created on the member
+// after it was read as absent would be written over and taken for the
+// placement's own. The API server creates an object that does not exist
+// whatever resourceVersion an apply names, and applies to one that exists
+// only if its resourceVersion matches, which absentResourceVersion never
+// does. On success obj is the object as applied.
+func ApplyIfAbsent(ctx context.Context, c client.Client, obj *unstructured.Unstructured, fieldManager string) error {
+	obj.SetManagedFields(nil)
+	obj.SetResourceVersion(absentResourceVersion)
+	return c.Patch(ctx, obj, client.Apply, client.FieldOwner(fieldManager))
 }
 
 // clientSideApply does what `kubectl apply` does: a three-way merge between
@@ -367,14 +388,8 @@ func (a *applier) clientSideApply(ctx context.Context, desired, live *unstructur
 	}
 	if len(modified) > maxLastAppliedSize {
 		// Too big for an annotation: server-side apply owns the fields
-		// instead. It would write over an object the cache missed, so the
-		// object must be known to be absent first.
+		// instead.
 		dropLastApplied(desired)
-		if live == nil {
-			if err := a.confirmAbsent(ctx, desired); err != nil {
-				return nil, err
-			}
-		}
 		return a.serverSideApply(ctx, desired, live, live != nil && a.owner.manages(live))
 	}
 	if live == nil {
@@ -408,17 +423,6 @@ func (a *applier) clientSideApply(ctx context.Context, desired, live *unstructur
 		return nil, err
 	}
 	return live, nil
-}
-
-// confirmAbsent reads obj from the API server: an error if it exists after
-// all (the write then fails, and the object is judged again as an existing
-// one).
-func (a *applier) confirmAbsent(ctx context.Context, obj *unstructured.Unstructured) error {
-	live, err := a.reader.fresh(ctx, obj.GroupVersionKind(), client.ObjectKeyFromObject(obj))
-	if err != nil || live == nil {
-		return err
-	}
-	return fmt.Errorf("%s exists on the member cluster, which the cache had not seen", describe(obj))
 }
 
 // withResourceVersion makes a merge patch conditional on the object's

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -20,9 +21,9 @@ import (
 
 // A new object is created on a miss in a synced cache without a read from
 // the API server; an object the cache has not seen yet is never written
-// over: the create fails (or, where the write would be a server-side apply,
-// the miss is read first) and the object is judged as the existing one it
-// is — here another placement's, which is not taken over.
+// over: the create (or the server-side apply, which only creates) fails and
+// the object is read and judged as the existing one it is — here another
+// placement's, which is not taken over.
 func TestApplyOnACacheMiss(t *testing.T) {
 	platform := ownerOf(&placementv1beta1.Work{ObjectMeta: metav1.ObjectMeta{Name: "p",
 		Labels: map[string]string{placementv1beta1.WorkspaceLabel: "fleet", placementv1beta1.PlacementTrackingLabel: "p"}}})
@@ -38,26 +39,42 @@ func TestApplyOnACacheMiss(t *testing.T) {
 		// refuseCreate makes the member refuse creates as a quota would,
 		// before it checks whether the object exists.
 		refuseCreate bool
-		wantReads    int
-		wantReason   string
+		// createdBeforeTheApply has someone create onMember's object just
+		// before the first server-side apply reaches the member.
+		createdBeforeTheApply bool
+		wantReads             int
+		wantReason            string
 	}{
 		{name: "a new object is created without a read", strategy: placementv1beta1.ApplyStrategyTypeClientSideApply, wantReason: placementv1beta1.ApplyResultApplied},
 		{name: "a kind not synced yet is read first", strategy: placementv1beta1.ApplyStrategyTypeClientSideApply, unsynced: true, wantReads: 1, wantReason: placementv1beta1.ApplyResultApplied},
 		{name: "an object the cache has not seen: the create fails and it is read", strategy: placementv1beta1.ApplyStrategyTypeClientSideApply, onMember: others(), wantReads: 1, wantReason: placementv1beta1.ApplyResultFailedToTakeOver},
-		{name: "too big for client-side apply: the miss is confirmed before applying", strategy: placementv1beta1.ApplyStrategyTypeClientSideApply, onMember: others(), big: true, wantReads: 2, wantReason: placementv1beta1.ApplyResultFailedToTakeOver},
+		{name: "too big for client-side apply: applied only if absent, and read when it is not", strategy: placementv1beta1.ApplyStrategyTypeClientSideApply, onMember: others(), big: true, wantReads: 1, wantReason: placementv1beta1.ApplyResultFailedToTakeOver},
 		{name: "a create refused for another reason: read and judged too", strategy: placementv1beta1.ApplyStrategyTypeClientSideApply, onMember: others(), refuseCreate: true, wantReads: 1, wantReason: placementv1beta1.ApplyResultFailedToTakeOver},
-		{name: "server-side apply reads a miss first", strategy: placementv1beta1.ApplyStrategyTypeServerSideApply, onMember: others(), wantReads: 1, wantReason: placementv1beta1.ApplyResultFailedToTakeOver},
+		{name: "server-side apply creates a new object without a read", strategy: placementv1beta1.ApplyStrategyTypeServerSideApply, wantReason: placementv1beta1.ApplyResultApplied},
+		{name: "server-side apply of an object the cache has not seen conflicts and it is read", strategy: placementv1beta1.ApplyStrategyTypeServerSideApply, onMember: others(), wantReads: 1, wantReason: placementv1beta1.ApplyResultFailedToTakeOver},
+		{name: "server-side apply of an object created just before it conflicts and it is read", strategy: placementv1beta1.ApplyStrategyTypeServerSideApply, onMember: others(), createdBeforeTheApply: true, wantReads: 1, wantReason: placementv1beta1.ApplyResultFailedToTakeOver},
 	}
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			api := fake.NewClientBuilder().WithRESTMapper(mapper).WithObjects(tc.onMember...)
-			if tc.refuseCreate {
-				api = api.WithInterceptorFuncs(interceptor.Funcs{Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
-					return apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "settings", errors.New("exceeded quota"))
-				}})
+			onMember := tc.onMember
+			funcs := interceptor.Funcs{Patch: applyAsTheAPIServer}
+			if tc.createdBeforeTheApply {
+				onMember = nil
+				funcs.Patch = func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+					for _, o := range tc.onMember {
+						_ = c.Create(ctx, o.DeepCopyObject().(client.Object))
+					}
+					return applyAsTheAPIServer(ctx, c, obj, patch, opts...)
+				}
 			}
+			if tc.refuseCreate {
+				funcs.Create = func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
+					return apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "settings", errors.New("exceeded quota"))
+				}
+			}
+			api := fake.NewClientBuilder().WithRESTMapper(mapper).WithObjects(onMember...).WithInterceptorFuncs(funcs)
 			member := &memberWithCache{cache: fake.NewClientBuilder().Build(), api: api.Build(), unsynced: tc.unsynced}
 			a := &applier{member: member.api, reader: (&Reconciler{Member: member}).reader(), owner: platform,
 				strategy: strategyOf(&placementv1beta1.Work{Spec: placementv1beta1.WorkSpec{ApplyStrategy: &placementv1beta1.ApplyStrategy{Type: tc.strategy}}})}
@@ -90,4 +107,29 @@ func TestApplyOnACacheMiss(t *testing.T) {
 			}
 		})
 	}
+}
+
+// applyAsTheAPIServer stands in for a server-side apply, which the fake
+// client does not serve, as far as the applier relies on it: an object that
+// does not exist is created whatever resourceVersion the apply names; an
+// existing one is written only if the apply names its resourceVersion or
+// none. (test/e2e/members checks ApplyIfAbsent on a real API server.)
+func applyAsTheAPIServer(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	if patch.Type() != types.ApplyPatchType {
+		return c.Patch(ctx, obj, patch, opts...)
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(obj.GetObjectKind().GroupVersionKind())
+	err := c.Get(ctx, client.ObjectKeyFromObject(obj), live)
+	switch {
+	case apierrors.IsNotFound(err):
+		obj.SetResourceVersion("")
+		return c.Create(ctx, obj)
+	case err != nil:
+		return err
+	case obj.GetResourceVersion() != "" && obj.GetResourceVersion() != live.GetResourceVersion():
+		return apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, obj.GetName(), errors.New("the object has been modified"))
+	}
+	obj.SetResourceVersion(live.GetResourceVersion())
+	return c.Update(ctx, obj)
 }

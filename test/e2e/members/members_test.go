@@ -19,6 +19,7 @@ import (
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/syncer/credential"
+	"github.com/fleetplane/fleetplane/syncer/workapplier"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
@@ -300,6 +301,46 @@ var _ = Describe("Applying Work", func() {
 			g.Expect(applies()).To(Equal(before))
 		}, timeout, interval).Should(Succeed())
 		Consistently(applies, 20*time.Second, time.Second).Should(Equal(before), "the syncer applied Work again although only a change of the Work can fix it")
+	})
+})
+
+var _ = Describe("A server-side apply of an object found absent", func() {
+	It("creates it, or leaves an object of that name created since as it was", func() {
+		mc := memberClient(member("member-1"))
+		ns := "absent-" + framework.RandomSuffix()
+		Expect(mc.Create(ctx(), namespace(ns))).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(mc.Delete(ctx(), namespace(ns)))).To(Succeed()) })
+		applied := func(name, color string) *unstructured.Unstructured {
+			u := &unstructured.Unstructured{}
+			u.SetAPIVersion("v1")
+			u.SetKind("ConfigMap")
+			u.SetNamespace(ns)
+			u.SetName(name)
+			Expect(unstructured.SetNestedField(u.Object, color, "data", "color")).To(Succeed())
+			return u
+		}
+
+		By("applying one that does not exist: it is created, owned by the manager's apply")
+		created := applied("new", "blue")
+		Expect(workapplier.ApplyIfAbsent(ctx(), mc, created, "fleet-e2e")).To(Succeed())
+		cm := &corev1.ConfigMap{}
+		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "new"}, cm)).To(Succeed())
+		Expect(cm.Data).To(Equal(map[string]string{"color": "blue"}))
+		Expect(created.GetResourceVersion()).To(Equal(cm.ResourceVersion))
+		Expect(cm.ManagedFields).To(ContainElement(And(
+			HaveField("Manager", "fleet-e2e"), HaveField("Operation", metav1.ManagedFieldsOperationApply))))
+
+		By("applying one that someone else created: a Conflict, and their object unchanged")
+		Expect(mc.Create(ctx(), configMap(ns, "theirs", map[string]string{"color": "red"}))).To(Succeed())
+		before := &corev1.ConfigMap{}
+		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "theirs"}, before)).To(Succeed())
+		err := workapplier.ApplyIfAbsent(ctx(), mc, applied("theirs", "blue"), "fleet-e2e")
+		Expect(apierrors.IsConflict(err)).To(BeTrue(), "want a Conflict, got %v", err)
+		after := &corev1.ConfigMap{}
+		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "theirs"}, after)).To(Succeed())
+		Expect(after.ResourceVersion).To(Equal(before.ResourceVersion))
+		Expect(after.Data).To(Equal(map[string]string{"color": "red"}))
+		Expect(after.ManagedFields).NotTo(ContainElement(HaveField("Manager", "fleet-e2e")))
 	})
 })
 
