@@ -40,7 +40,14 @@ func (r *Reconciler) ensureAppliedWork(ctx context.Context, work *placementv1bet
 		ObjectMeta: metav1.ObjectMeta{Name: work.Name},
 		Spec:       placementv1beta1.AppliedWorkSpec{WorkName: work.Name, WorkNamespace: work.Namespace},
 	}
-	if err := r.Member.GetClient().Create(ctx, aw); err != nil {
+	err = r.Member.GetClient().Create(ctx, aw)
+	if apierrors.IsAlreadyExists(err) {
+		// Created by this Work's previous reconcile, which the cache has
+		// not seen yet.
+		aw = &placementv1beta1.AppliedWork{}
+		err = r.Member.GetAPIReader().Get(ctx, client.ObjectKey{Name: work.Name}, aw)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("creating AppliedWork %s on the member cluster: %w", work.Name, err)
 	}
 	return aw, nil

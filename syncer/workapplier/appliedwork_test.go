@@ -1,10 +1,15 @@
 package workapplier
 
 import (
+	"context"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 )
@@ -45,4 +50,36 @@ func TestAppliedList(t *testing.T) {
 			}
 		}
 	}
+}
+
+// An AppliedWork the cache has not seen yet (the Work's previous reconcile
+// created it moments ago) is read from the API server, not an error.
+func TestEnsureAppliedWorkTheCacheHasNotSeen(t *testing.T) {
+	s := runtime.NewScheme()
+	_ = placementv1beta1.AddToScheme(s)
+	existing := &placementv1beta1.AppliedWork{ObjectMeta: metav1.ObjectMeta{Name: "w", UID: "uid-aw"}}
+	member := &memberWithCache{cache: fake.NewClientBuilder().WithScheme(s).Build(), api: fake.NewClientBuilder().WithScheme(s).WithObjects(existing).Build()}
+	r := &Reconciler{Member: cacheBehind{member}}
+	aw, err := r.ensureAppliedWork(context.Background(), &placementv1beta1.Work{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "fleet-member-m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if aw.UID != "uid-aw" {
+		t.Errorf("AppliedWork UID = %q, want the existing one's", aw.UID)
+	}
+}
+
+// cacheBehind is a member whose client reads from its cache and writes to
+// its API server, as a manager's client does.
+type cacheBehind struct{ *memberWithCache }
+
+func (m cacheBehind) GetClient() client.Client { return cachedReads{m.api, m.cache} }
+
+type cachedReads struct {
+	client.Client
+	cache client.Reader
+}
+
+func (c cachedReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return c.cache.Get(ctx, key, obj, opts...)
 }
