@@ -154,13 +154,13 @@ func (t *tracker) handler() handler.EventHandler {
 // enqueue adds the Works of obj (and of its previous version, which an
 // update may have moved from one Work to another).
 func (t *tracker) enqueue(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], obj, old client.Object, mayEcho bool) {
-	writer, echo := t.echoes.echo(obj)
+	writer, echo := t.echoes.echo(obj, q, mayEcho)
 	requests := t.toWork(ctx, obj)
 	if old != nil {
 		requests = append(requests, t.toWork(ctx, old)...)
 	}
 	for _, r := range requests {
-		if !(mayEcho && echo && r.Name == writer) {
+		if !(echo && r.Name == writer) {
 			q.Add(r)
 		}
 	}
@@ -193,6 +193,13 @@ func (t *tracker) toWork(ctx context.Context, o client.Object) []reconcile.Reque
 	return out
 }
 
+// applying tells the tracker that work is applying obj now, before it
+// reads or writes it; the function it returns, that the apply is over, with
+// the object as its write returned it (nil if it wrote nothing).
+func (t *tracker) applying(work string, obj client.Object) func(written client.Object) {
+	return t.echoes.applying(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: t.namespace, Name: work}}, obj)
+}
+
 // echoes tells the watch events that only bring back the syncer's own
 // writes from those that change something. An apply assesses its objects
 // from what its writes return, so the event of each write need not apply
@@ -206,14 +213,84 @@ type echoes struct {
 	// byWork, a Work to the objects its last apply wrote.
 	writes map[types.UID]ownWrite
 	byWork map[string]sets.Set[types.UID]
+	// inFlight holds the objects being applied, each with its Work and the
+	// events of it that came meanwhile: whether one of them brings back
+	// the apply's own write is known only once the write returns (a
+	// watch can be faster than the writing goroutine).
+	inFlight map[objectKey]*inFlightApply
 }
 
 type ownWrite struct{ work, resourceVersion string }
 
-// wrote records that a Work's apply wrote obj, as the write returned it.
-func (e *echoes) wrote(work string, obj client.Object) {
+type inFlightApply struct {
+	work reconcile.Request
+	held []heldEvent
+}
+
+type heldEvent struct {
+	resourceVersion string
+	queue           workqueue.TypedRateLimitingInterface[reconcile.Request]
+}
+
+func keyOfObject(obj client.Object) objectKey {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	return objectKey{gvk.Group, gvk.Kind, obj.GetNamespace(), obj.GetName()}
+}
+
+// applying holds the create and update events of obj for work until the
+// function it returns is called with what the apply wrote. An object
+// another Work applies at the same moment is not held for this one.
+func (e *echoes) applying(work reconcile.Request, obj client.Object) func(written client.Object) {
+	key := keyOfObject(obj)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.inFlight == nil {
+		e.inFlight = map[objectKey]*inFlightApply{}
+	}
+	if _, ok := e.inFlight[key]; ok {
+		return func(written client.Object) { e.wrote(work.Name, written) }
+	}
+	e.inFlight[key] = &inFlightApply{work: work}
+	return func(written client.Object) { e.applied(key, written) }
+}
+
+// applied ends an apply: the held event that brings back its write is
+// dropped, every other one queues the Work, and a write whose event has
+// not come yet is recorded for it.
+func (e *echoes) applied(key objectKey, written client.Object) {
+	e.mu.Lock()
+	a := e.inFlight[key]
+	delete(e.inFlight, key)
+	var wake []workqueue.TypedRateLimitingInterface[reconcile.Request]
+	echoed := false
+	for _, h := range a.held {
+		if written != nil && !echoed && h.resourceVersion == written.GetResourceVersion() {
+			echoed = true
+			continue
+		}
+		wake = append(wake, h.queue)
+	}
+	if written != nil && !echoed {
+		e.record(a.work.Name, written)
+	}
+	e.mu.Unlock()
+	for _, q := range wake {
+		q.Add(a.work)
+	}
+}
+
+// wrote records that a Work's apply wrote obj, as the write returned it
+// (nothing if obj is nil).
+func (e *echoes) wrote(work string, obj client.Object) {
+	if obj == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.record(work, obj)
+}
+
+func (e *echoes) record(work string, obj client.Object) {
 	if e.writes == nil {
 		e.writes, e.byWork = map[types.UID]ownWrite{}, map[string]sets.Set[types.UID]{}
 	}
@@ -224,21 +301,25 @@ func (e *echoes) wrote(work string, obj client.Object) {
 	e.byWork[work].Insert(obj.GetUID())
 }
 
-// echo tells whether an event of obj brings back exactly what a Work's own
-// write returned, and which Work. A record serves one event: the write's,
-// or a later change's. (An event that comes before its write is recorded
-// applies the Work again, as without records; the record then waits for
-// the object's next event or the Work's next apply.)
-func (e *echoes) echo(obj client.Object) (string, bool) {
+// echo tells whether the Work it names need not be queued for an event of
+// obj: the event brings back exactly what that Work's own write returned,
+// or (mayHold) that Work is applying obj now and the event waits for the
+// apply's end. A record serves one event: the write's, or a later
+// change's. A deletion (mayHold false) is never an echo.
+func (e *echoes) echo(obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], mayHold bool) (string, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if a, ok := e.inFlight[keyOfObject(obj)]; ok && mayHold {
+		a.held = append(a.held, heldEvent{resourceVersion: obj.GetResourceVersion(), queue: q})
+		return a.work.Name, true
+	}
 	w, ok := e.writes[obj.GetUID()]
 	if !ok {
 		return "", false
 	}
 	delete(e.writes, obj.GetUID())
 	e.byWork[w.work].Delete(obj.GetUID())
-	return w.work, w.resourceVersion == obj.GetResourceVersion()
+	return w.work, mayHold && w.resourceVersion == obj.GetResourceVersion()
 }
 
 // forget drops the records of a Work's writes: when the Work is gone, and

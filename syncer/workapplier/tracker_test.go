@@ -12,9 +12,10 @@ import (
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 )
 
-// The event of a Work's own write does not apply that Work again; every
-// other event does, as does the next one after the echo, a change made
-// since the write, and a deletion.
+// The event of a Work's own write does not apply that Work again, even when
+// it comes before the write has returned; every other event does, as does
+// the next one after the echo, a change made since the write, and a
+// deletion.
 func TestEventsOfTheSyncersOwnWrites(t *testing.T) {
 	ctx := context.Background()
 	tr := &tracker{namespace: "fleet-member-m1"}
@@ -64,6 +65,42 @@ func TestEventsOfTheSyncersOwnWrites(t *testing.T) {
 	if got := queued(); len(got) != 1 || got[0] != "w2" {
 		t.Errorf("the echo of w's write queued %v, want w2 alone", got)
 	}
+
+	// An event that comes while the Work is applying the object waits for
+	// the write to return: it is the echo if it brings back exactly what
+	// the write returned, and queues the Work otherwise.
+	applied := tr.applying("w", written)
+	h.Create(ctx, event.CreateEvent{Object: written}, q)
+	if got := queued(); len(got) != 0 {
+		t.Errorf("an event during the apply queued %v at once", got)
+	}
+	applied(written)
+	if got := queued(); len(got) != 0 {
+		t.Errorf("the echo that came before its write returned queued %v", got)
+	}
+	h.Update(ctx, event.UpdateEvent{ObjectOld: written, ObjectNew: written}, q)
+	if got := queued(); len(got) != 1 {
+		t.Errorf("an event after the early echo queued %v, want the Work", got)
+	}
+	applied = tr.applying("w", written)
+	h.Update(ctx, event.UpdateEvent{ObjectOld: written, ObjectNew: changed}, q)
+	h.Update(ctx, event.UpdateEvent{ObjectOld: changed, ObjectNew: written}, q)
+	applied(written)
+	if got := queued(); len(got) != 1 {
+		t.Errorf("a change and the echo during the apply queued %v, want the Work once", got)
+	}
+	applied = tr.applying("w", written)
+	h.Update(ctx, event.UpdateEvent{ObjectOld: written, ObjectNew: written}, q)
+	applied(nil)
+	if got := queued(); len(got) != 1 {
+		t.Errorf("an event during an apply that wrote nothing queued %v, want the Work", got)
+	}
+	applied = tr.applying("w", written)
+	h.Delete(ctx, event.DeleteEvent{Object: written}, q)
+	if got := queued(); len(got) != 1 {
+		t.Errorf("a deletion during the apply queued %v, want the Work at once", got)
+	}
+	applied(nil)
 
 	// The Work's next apply (or its deletion) forgets what the last one
 	// wrote: it may have judged the object from a cache behind the write,

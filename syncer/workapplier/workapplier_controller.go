@@ -203,10 +203,13 @@ func (r *Reconciler) applyWave(ctx context.Context, a *applier, wave []*manifest
 	g.SetLimit(applyParallelism)
 	for _, m := range wave {
 		g.Go(func() error {
+			applied := r.tracker.applying(a.appliedWork.Name, m.obj)
 			a.apply(gctx, m)
+			var written client.Object
 			if m.wrote {
-				r.tracker.echoes.wrote(a.appliedWork.Name, m.live)
+				written = m.live
 			}
+			applied(written)
 			if m.live != nil && m.applied.ok {
 				if err := r.tracker.track(gctx, m.live.GroupVersionKind()); err != nil {
 					return err

@@ -80,28 +80,12 @@ func (f *fleet) loadPlacements(ctx context.Context, h *framework.Hub, res *resul
 // is read the moment the last placement turns Available, at the top of the
 // heap the loading built; this is what the hub keeps to carry the load.
 func (l *load) settledMemory(ctx context.Context, h *framework.Hub, res *results) error {
-	err := wait.PollUntilContextTimeout(ctx, time.Second, 15*time.Minute, true, func(context.Context) (bool, error) {
-		m, err := framework.Scrape(h.MetricsURL())
-		if err != nil {
-			return false, nil
-		}
-		queued, _ := m.Sum("workqueue_depth", nil)
-		return queued == 0, nil
-	})
-	if err != nil {
-		return fmt.Errorf("the loaded hub's queues did not empty: %w", err)
-	}
-	logf("letting the loaded hub settle for %s", quietAfterLoad)
-	quiet := time.Now().Add(quietAfterLoad)
-	time.Sleep(quietAfterLoad - time.Minute)
 	// What the hub does at rest: its members' heartbeats and nothing else.
-	l.f.prof.allocs(ctx, "loaded_settled", time.Minute)
-	time.Sleep(time.Until(quiet))
-	note := fmt.Sprintf("%d placements x %d clusters, the queues empty and %s quiet", l.placements, l.f.opts.loadPick, quietAfterLoad)
-	l.f.memory(res, "hub_rss_loaded_settled", "", note)
-	if anon, err := anonymousRSSOf(h.Pid()); err == nil {
-		res.add("hub_rss_loaded_settled_anonymous", float64(anon)/1e6, "MB", "", "of it the hub's own memory, without the pages of its binary and of etcd's database file")
+	lastMinute := func() { l.f.prof.allocs(ctx, "loaded_settled", time.Minute) }
+	if err := l.quiet(ctx, h, "loaded", lastMinute); err != nil {
+		return err
 	}
+	l.settledRSS(h, res, "hub_rss_loaded_settled")
 	if m, err := framework.Scrape(h.MetricsURL()); err == nil {
 		heapFigures(m, res, "hub_heap_loaded_settled")
 	}
@@ -111,6 +95,40 @@ func (l *load) settledMemory(ctx context.Context, h *framework.Hub, res *results
 	// What the live heap at rest is made of, read after the figures above.
 	l.f.prof.heap(ctx, "loaded_settled")
 	return nil
+}
+
+// quiet waits until the hub's queues are empty, then quietAfterLoad more,
+// with lastMinute (if any) run for its last minute.
+func (l *load) quiet(ctx context.Context, h *framework.Hub, what string, lastMinute func()) error {
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 15*time.Minute, true, func(context.Context) (bool, error) {
+		m, err := framework.Scrape(h.MetricsURL())
+		if err != nil {
+			return false, nil
+		}
+		queued, _ := m.Sum("workqueue_depth", nil)
+		return queued == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the %s hub's queues did not empty: %w", what, err)
+	}
+	logf("letting the %s hub settle for %s", what, quietAfterLoad)
+	quiet := time.Now().Add(quietAfterLoad)
+	if lastMinute != nil {
+		time.Sleep(quietAfterLoad - time.Minute)
+		lastMinute()
+	}
+	time.Sleep(time.Until(quiet))
+	return nil
+}
+
+// settledRSS records the quiet hub's resident memory as name, and the part
+// of it that is its own as name_anonymous.
+func (l *load) settledRSS(h *framework.Hub, res *results, name string) {
+	note := fmt.Sprintf("%d placements x %d clusters, the queues empty and %s quiet", l.placements, l.f.opts.loadPick, quietAfterLoad)
+	l.f.memory(res, name, "", note)
+	if anon, err := anonymousRSSOf(h.Pid()); err == nil {
+		res.add(name+"_anonymous", float64(anon)/1e6, "MB", "", "of it the hub's own memory, without the pages of its binary and of etcd's database file")
+	}
 }
 
 // heapFigures records how the hub's Go heap stands: the spans in use, and
@@ -345,6 +363,12 @@ func (l *load) restart(ctx context.Context, h *framework.Hub, res *results) erro
 	for _, r := range []struct{ figure, resource string }{{"restart_work_writes", "works"}, {"restart_binding_writes", "clusterresourcebindings"}} {
 		res.add(r.figure, writesTo(served, r.resource), "requests", "", "creates, updates, patches and deletes (status included) since the restart")
 	}
+	// What the restarted hub keeps once it is quiet, against what the
+	// loaded one kept (hub_rss_loaded_settled).
+	if err := l.quiet(ctx, h, "restarted", nil); err != nil {
+		return err
+	}
+	l.settledRSS(h, res, "hub_rss_restarted_settled")
 	return nil
 }
 
