@@ -95,17 +95,28 @@ func (f *realFleet) appNamespace(ctx context.Context, name string, configMaps in
 // Available on every member.
 func (f *realFleet) createToAvailable(ctx context.Context, res *results) error {
 	const samples = 5
+	platform, err := client.NewWithWatch(f.in("root:fleet"), client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
 	var took []time.Duration
 	for i := 0; i < samples; i++ {
 		crp, err := f.appNamespace(ctx, fmt.Sprintf("bench-create-%d", i), 1)
 		if err != nil {
 			return err
 		}
-		d, err := timeToAvailable(ctx, f.team, crp, nil)
+		var pipeline *timeline
+		d, err := timeToAvailable(ctx, f.team, crp, func(start time.Time) (err error) {
+			pipeline, err = watchTimeline(ctx, f.team, platform, crp, start)
+			return err
+		})
+		if pipeline != nil {
+			pipeline.Stop()
+		}
 		if err != nil {
 			return err
 		}
-		logf("%s: Available on %d members after %s", crp.Name, len(f.members), d.Round(time.Millisecond))
+		logf("%s: Available on %d members after %s (%s)", crp.Name, len(f.members), d.Round(time.Millisecond), pipeline)
 		took = append(took, d)
 	}
 	res.durations("real_create_available", took, map[string]string{"p50": "0.69 (median, this machine)"},
