@@ -148,7 +148,7 @@ clean:
 bench: build cluster-bins
 	$(GO) test ./controllers/scheduler/framework/ -run '^$$' -bench . -benchtime 3s -benchmem
 	mkdir -p _output
-	FLEET_BIN_DIR=$(BIN) $(GO) run ./test/scale --members 300 --heartbeat-spread 20s --load 100 --load-pick 30 --out $(CURDIR)/_output/scale-300.json --profile-dir $(CURDIR)/_output
+	FLEET_BIN_DIR=$(BIN) $(GO) run ./test/scale --members 300 --heartbeat-spread 20s --load 100 --load-pick 30 --settle-restarted=false --out $(CURDIR)/_output/scale-300.json --profile-dir $(CURDIR)/_output
 	FLEET_BIN_DIR=$(BIN) $(GO) run ./test/scale --real-members 3 --out $(CURDIR)/_output/scale-real3.json --profile-dir $(CURDIR)/_output
 
 ## bench-scale: the scale harness at 1,000 simulated members, then with

@@ -365,6 +365,9 @@ func (l *load) restart(ctx context.Context, h *framework.Hub, res *results) erro
 	}
 	// What the restarted hub keeps once it is quiet, against what the
 	// loaded one kept (hub_rss_loaded_settled).
+	if !l.f.opts.settleRestarted {
+		return nil
+	}
 	if err := l.quiet(ctx, h, "restarted", nil); err != nil {
 		return err
 	}

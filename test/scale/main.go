@@ -53,6 +53,7 @@ type options struct {
 	loadTimeout     time.Duration
 	teams           int
 	teamPick        int
+	settleRestarted bool
 	hubArgs         []string
 }
 
@@ -72,6 +73,7 @@ func main() {
 	flag.IntVar(&o.loadPick, "load-pick", 100, "numberOfClusters of each --load placement")
 	flag.DurationVar(&o.loadTimeout, "load-timeout", time.Hour, "how long the --load and --teams placements may take to become Available (1,000 x 100 on 2 cores takes longer than the default)")
 	flag.IntVar(&o.teams, "teams", 0, "then create this many team workspaces with one PickN(--team-pick) placement each, read the hub's memory growth per workspace and time PickN placements again in a new workspace")
+	flag.BoolVar(&o.settleRestarted, "settle-restarted", true, "after the --load restart's figures, leave the restarted hub quiet and read its memory again (hub_rss_restarted_settled; about 3 minutes more)")
 	flag.IntVar(&o.teamPick, "team-pick", 10, "numberOfClusters of each --teams placement")
 	flag.Func("hub-arg", "a further fleet-hub start flag for the embedded hub (repeatable), e.g. --hub-arg=--watch-cache=false", func(s string) error {
 		o.hubArgs = append(o.hubArgs, s)
