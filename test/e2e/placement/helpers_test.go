@@ -95,12 +95,29 @@ func (t *team) create(objs ...client.Object) {
 	}
 }
 
-// place creates a placement and deletes it when the spec ends, waiting until
-// it is gone so that the members are clean for the next spec.
+// place creates a placement and releases it when the spec ends.
 func (t *team) place(p placementv1beta1.PlacementObj) {
+	released.waitFor(t, p)
 	ExpectWithOffset(1, t.c.Create(ctx(), p)).To(Succeed(), "creating placement %s in %s", p.GetName(), t.path)
 	t.placed = append(t.placed, p.GetName())
-	DeferCleanup(t.deletePlacement, p)
+	DeferCleanup(t.release, p)
+}
+
+// release deletes a placement at the end of a spec. A Serial spec waits
+// until it is gone, as the specs of the faults do for every step. Any other
+// spec goes on: removing what a placement placed takes a member at least
+// five seconds (kube-controller-manager waits that long before it finalizes
+// a deleted namespace), and the next spec uses names of its own. What is
+// still being removed is waited for before the next Serial spec, before a
+// placement of the same name in the same workspace, and at the end of the
+// suite.
+func (t *team) release(p placementv1beta1.PlacementObj) {
+	if CurrentSpecReport().IsSerial {
+		t.deletePlacement(p)
+		return
+	}
+	Expect(client.IgnoreNotFound(t.c.Delete(ctx(), p))).To(Succeed(), "deleting placement %s in %s", p.GetName(), t.path)
+	released.add(t, p)
 }
 
 func (t *team) deletePlacement(p placementv1beta1.PlacementObj) {

@@ -339,7 +339,11 @@ var _ = Describe("Hostile input", Ordered, func() {
 		close(errs)
 		Expect(errs).To(BeEmpty())
 
-		t.place(newCRP("many", pickFixed("member-2"), namespaceSelector(ns)))
+		many := newCRP("many", pickFixed("member-2"), namespaceSelector(ns))
+		t.place(many)
+		// Removing 10,000 objects from member-2 is waited for, not left to
+		// run under the specs after this one.
+		DeferCleanup(t.deletePlacement, many)
 		Eventually(func(g Gomega) {
 			crp := t.getCRP(g, "many")
 			g.Expect(crp.Status.SelectedResources).To(HaveLen(n + 1))
