@@ -363,11 +363,11 @@ func (l *load) restart(ctx context.Context, h *framework.Hub, res *results) erro
 	for _, r := range []struct{ figure, resource string }{{"restart_work_writes", "works"}, {"restart_binding_writes", "clusterresourcebindings"}} {
 		res.add(r.figure, writesTo(served, r.resource), "requests", "", "creates, updates, patches and deletes (status included) since the restart")
 	}
-	// What the restarted hub keeps once it is quiet, against what the
-	// loaded one kept (hub_rss_loaded_settled).
 	if !l.f.opts.settleRestarted {
 		return nil
 	}
+	// What the restarted hub keeps once it is quiet, against what the
+	// loaded one kept (hub_rss_loaded_settled).
 	if err := l.quiet(ctx, h, "restarted", nil); err != nil {
 		return err
 	}

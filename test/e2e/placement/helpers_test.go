@@ -116,16 +116,22 @@ func (t *team) release(p placementv1beta1.PlacementObj) {
 		t.deletePlacement(p)
 		return
 	}
-	Expect(client.IgnoreNotFound(t.c.Delete(ctx(), p))).To(Succeed(), "deleting placement %s in %s", p.GetName(), t.path)
+	err := t.c.Delete(ctx(), p)
+	if apierrors.IsNotFound(err) {
+		return // the spec deleted it itself and waited
+	}
+	Expect(err).NotTo(HaveOccurred(), "deleting placement %s in %s", p.GetName(), t.path)
 	released.add(t, p)
 }
 
 func (t *team) deletePlacement(p placementv1beta1.PlacementObj) {
 	Expect(client.IgnoreNotFound(t.c.Delete(ctx(), p))).To(Succeed())
 	// A placement of 10,000 objects takes minutes to remove from its member.
-	Eventually(func() bool {
-		return apierrors.IsNotFound(t.c.Get(ctx(), client.ObjectKeyFromObject(p), p))
-	}).WithTimeout(6*time.Minute).Should(BeTrue(), "placement %s in %s is not deleted", p.GetName(), t.path)
+	Eventually(func() bool { return t.placementGone(p) }).WithTimeout(6*time.Minute).Should(BeTrue(), "placement %s in %s is not deleted", p.GetName(), t.path)
+}
+
+func (t *team) placementGone(p placementv1beta1.PlacementObj) bool {
+	return apierrors.IsNotFound(t.c.Get(ctx(), client.ObjectKeyFromObject(p), p.DeepCopyObject().(client.Object)))
 }
 
 func (t *team) getCRP(g Gomega, name string) *placementv1beta1.ClusterResourcePlacement {

@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
@@ -37,18 +35,13 @@ func (r releasedPlacement) String() string {
 	return fmt.Sprintf("placement %s in %s (released by %q)", client.ObjectKeyFromObject(r.p), r.t.path, r.spec)
 }
 
-func (r releasedPlacement) gone() bool {
-	return apierrors.IsNotFound(r.t.c.Get(ctx(), client.ObjectKeyFromObject(r.p), r.p.DeepCopyObject().(client.Object)))
-}
-
+// releasedPlacements is used from the specs' own goroutine only (cleanup,
+// BeforeEach and team.place).
 type releasedPlacements struct {
-	mu      sync.Mutex
 	pending []releasedPlacement
 }
 
 func (rs *releasedPlacements) add(t *team, p placementv1beta1.PlacementObj) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
 	rs.pending = append(rs.pending, releasedPlacement{t: t, p: p, spec: CurrentSpecReport().FullText()})
 }
 
@@ -67,10 +60,8 @@ func (rs *releasedPlacements) waitFor(t *team, p placementv1beta1.PlacementObj) 
 }
 
 func (rs *releasedPlacements) waitUntilGone(match func(releasedPlacement) bool) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
 	EventuallyWithOffset(2, func() []string {
-		rs.pending = slices.DeleteFunc(rs.pending, func(r releasedPlacement) bool { return match(r) && r.gone() })
+		rs.pending = slices.DeleteFunc(rs.pending, func(r releasedPlacement) bool { return match(r) && r.t.placementGone(r.p) })
 		var left []string
 		for _, r := range rs.pending {
 			if match(r) {
