@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kcp-dev/logicalcluster/v3"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -32,6 +33,7 @@ import (
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
+	"github.com/fleetplane/fleetplane/internal/teampolicy"
 	"github.com/fleetplane/fleetplane/metrics"
 	"github.com/fleetplane/fleetplane/workspaces/clients"
 	"github.com/fleetplane/fleetplane/workspaces/tenancy"
@@ -51,7 +53,7 @@ type Reconciler struct {
 	Manager    mcmanager.Manager
 	Workspaces *clients.Factory
 	// TeamReservedNamespaces are the member namespaces team placements may
-	// not touch (TeamReservedNamespaces and the hub's additions).
+	// not touch beyond teampolicy.ReservedNamespaces (the hub's additions).
 	TeamReservedNamespaces []string
 	placements.Scope
 	// ResourceEpochs, if set, tells when a workspace's placeable objects
@@ -59,9 +61,25 @@ type Reconciler struct {
 	// while nothing changed.
 	ResourceEpochs func(logicalcluster.Name) (uint64, bool)
 
+	// UnservedKindGrace is how long the last snapshot is kept while a kind
+	// it selected is not served (DefaultUnservedKindGrace when zero).
+	UnservedKindGrace time.Duration
+
 	rollouts     rolloutClock
 	selections   selections
 	statusWrites statusWrites
+	unserved     unservedHolds
+}
+
+// unservedRecheck is how often a placement held by an unserved kind looks
+// again.
+const unservedRecheck = 15 * time.Second
+
+func (r *Reconciler) unservedKindGrace() time.Duration {
+	if r.UnservedKindGrace > 0 {
+		return r.UnservedKindGrace
+	}
+	return DefaultUnservedKindGrace
 }
 
 // SetupWithManager registers the controller for its placement kind.
@@ -99,6 +117,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 			r.rollouts.forget(req.String())
 			r.selections.forget(req.String())
 			r.statusWrites.forget(req.String())
+			r.unserved.forget(req.String())
 		}
 		return ctrl.Result{}, err
 	}
@@ -117,7 +136,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		}
 	}
 
-	sel, resourceSnap, err := r.snapshotResources(ctx, c, ws, p, req)
+	sel, resourceSnap, err := r.snapshotResources(ctx, c, ws, p, req, false)
+	if notServed := (*kindNotServedError)(nil); errors.As(err, &notServed) {
+		left, holding := r.unserved.hold(req.String(), time.Now(), r.unservedKindGrace())
+		if holding {
+			recorder.Event(p, corev1.EventTypeWarning, SelectedKindNotServedReason, fmt.Sprintf(
+				"%v; the last resource snapshot is kept and nothing is removed from the member clusters for up to %s more, after which the kind is taken as gone", err, left.Round(time.Second)))
+			return ctrl.Result{RequeueAfter: min(left, unservedRecheck)}, nil
+		}
+		sel, resourceSnap, err = r.snapshotResources(ctx, c, ws, p, req, true)
+	} else if err == nil {
+		r.unserved.forget(req.String())
+	}
 	if errors.Is(err, errInvalidSelectors) {
 		recorder.Event(p, "Warning", placementv1beta1.InvalidResourceSelectorsReason, err.Error())
 		return ctrl.Result{}, r.writeStatus(ctx, c, p, invalidSelectorsStatus(p, err))
@@ -173,7 +203,7 @@ func (r *Reconciler) writeProgress(ctx context.Context, c client.Client, p place
 // latest resource snapshot holds that; the last selection is reused while
 // it holds (see selections).
 func (r *Reconciler) snapshotResources(ctx context.Context, c client.Client, ws *clients.Workspace, p placementv1beta1.PlacementObj,
-	req mcreconcile.Request) (selection, placementv1beta1.ResourceSnapshotObj, error) {
+	req mcreconcile.Request, dropUnserved bool) (selection, placementv1beta1.ResourceSnapshotObj, error) {
 	k := placements.KeyOf(p)
 	// Read before selecting: a change after this read makes the next
 	// reconcile select again.
@@ -188,7 +218,7 @@ func (r *Reconciler) snapshotResources(ctx context.Context, c client.Client, ws 
 			return sel, snap, err
 		}
 	}
-	objs, err := r.selectResources(ctx, ws, p)
+	objs, err := r.selectResources(ctx, ws, p, dropUnserved)
 	if err != nil {
 		return selection{}, nil, err
 	}
@@ -206,16 +236,17 @@ func (r *Reconciler) snapshotResources(ctx context.Context, c client.Client, ws 
 
 // selectResources resolves the placement's selectors, and holds a team
 // workspace's placement to what teams may place.
-func (r *Reconciler) selectResources(ctx context.Context, ws *clients.Workspace, p placementv1beta1.PlacementObj) ([]*unstructured.Unstructured, error) {
+func (r *Reconciler) selectResources(ctx context.Context, ws *clients.Workspace, p placementv1beta1.PlacementObj, dropUnserved bool) ([]*unstructured.Unstructured, error) {
 	path, err := ws.Path(ctx)
 	if err != nil {
 		return nil, err
 	}
 	team := path != tenancy.PlatformPath
-	if ns := p.GetNamespace(); ns != "" && (reservedNamespace(ns) || team && placementv1beta1.NamespaceMatches(r.TeamReservedNamespaces, ns)) {
+	if ns := p.GetNamespace(); ns != "" && (reservedNamespace(ns) || team && (teampolicy.Policy{ReservedNamespaces: r.TeamReservedNamespaces}).Reserved(ns)) {
 		return nil, invalid("namespace %s is reserved on member clusters, so a ResourcePlacement in it places nothing; put the placement and its objects in a namespace of your own", ns)
 	}
-	objs, err := (&selector{ws: ws}).selectResources(ctx, p.GetNamespace(), p.GetPlacementSpec().ResourceSelectors)
+	s := &selector{ws: ws, previous: selectedKindsOf(p.GetPlacementStatus().SelectedResources), dropUnserved: dropUnserved}
+	objs, err := s.selectResources(ctx, p.GetNamespace(), p.GetPlacementSpec().ResourceSelectors)
 	if err != nil || !team {
 		return objs, err
 	}

@@ -1,9 +1,11 @@
 package placement
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -33,6 +35,20 @@ var namespaceGVK = schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
 // selector resolves a placement's resource selectors in its workspace.
 type selector struct {
 	ws *clients.Workspace
+	// previous are the kinds of the placement's last selection: one of them
+	// not served now is a kindNotServedError, not a smaller selection,
+	// unless dropUnserved says that its grace is over.
+	previous     selectedKinds
+	dropUnserved bool
+}
+
+// notServed judges a kind the workspace does not serve: nil when it may be
+// left out, a kindNotServedError when the last selection held it.
+func (s *selector) notServed(gk schema.GroupKind, namespace string, cause string) error {
+	if s.dropUnserved || !s.previous[gk][namespace] {
+		return nil
+	}
+	return &kindNotServedError{gk: gk, cause: cause}
 }
 
 // selectResources returns the objects a placement selects, sanitized and in
@@ -172,7 +188,10 @@ func (s *selector) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, erro
 	}
 	m, err := s.ws.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) {
-		return nil, invalid("the workspace does not serve %s; check group, version and kind", gvk)
+		if s.dropUnserved || s.previous[gvk.GroupKind()] == nil {
+			return nil, invalid("the workspace does not serve %s; check group, version and kind", gvk)
+		}
+		return nil, &kindNotServedError{gk: gvk.GroupKind(), cause: err.Error()}
 	}
 	return m, err
 }
@@ -203,6 +222,11 @@ func (s *selector) pick(ctx context.Context, t placementv1beta1.ResourceSelector
 	ri := s.ws.Dynamic.Resource(m.Resource).Namespace(namespace)
 	if t.Name != "" {
 		obj, err := ri.Get(ctx, t.Name, metav1.GetOptions{})
+		if resourceNotServed(err) {
+			// The path is not served, not the object gone: discover again.
+			s.ws.Mapper.Reset()
+			return nil, cmp.Or(s.notServed(gvk.GroupKind(), namespace, err.Error()), err)
+		}
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}
@@ -232,14 +256,35 @@ func (s *selector) pick(ctx context.Context, t placementv1beta1.ResourceSelector
 // time: a new placement of a namespace waits for all of them.
 func (s *selector) allIn(ctx context.Context, namespace string) ([]*unstructured.Unstructured, error) {
 	served, err := s.ws.NamespacedResources()
-	if err != nil {
+	if err != nil && len(served) == 0 {
 		return nil, fmt.Errorf("discovering the workspace's resources: %w", err)
 	}
+	servedKinds := map[schema.GroupKind]bool{}
 	var resources []schema.GroupVersionResource
 	for _, r := range served {
-		if !skipKind(schema.GroupKind{Group: r.Group, Kind: r.Kind}) {
+		gk := schema.GroupKind{Group: r.Group, Kind: r.Kind}
+		servedKinds[gk] = true
+		if !skipKind(gk) {
 			resources = append(resources, r.GroupVersionResource)
 		}
+	}
+	// A kind the namespace's last selection held that discovery does not
+	// list now (its group failed to answer, its CRD is being changed) would
+	// drop its objects from the members.
+	for gk, namespaces := range s.previous {
+		if namespaces[namespace] && !servedKinds[gk] && gk != namespaceGVK.GroupKind() {
+			cause := "discovery does not list it"
+			if err != nil {
+				cause = err.Error()
+			}
+			if err := s.notServed(gk, namespace, cause); err != nil {
+				return nil, err
+			}
+		}
+	}
+	kinds := make(map[schema.GroupVersionResource]schema.GroupKind, len(served))
+	for _, r := range served {
+		kinds[r.GroupVersionResource] = schema.GroupKind{Group: r.Group, Kind: r.Kind}
 	}
 	found := make([][]unstructured.Unstructured, len(resources))
 	g, gctx := errgroup.WithContext(ctx)
@@ -248,7 +293,7 @@ func (s *selector) allIn(ctx context.Context, namespace string) ([]*unstructured
 		g.Go(func() error {
 			list, err := s.ws.Dynamic.Resource(gvr).Namespace(namespace).List(gctx, metav1.ListOptions{})
 			if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
-				return nil
+				return s.notServed(kinds[gvr], namespace, err.Error())
 			}
 			if err != nil {
 				return fmt.Errorf("listing %s in namespace %s: %w", gvr.Resource, namespace, err)
@@ -267,6 +312,20 @@ func (s *selector) allIn(ctx context.Context, namespace string) ([]*unstructured
 		}
 	}
 	return out, nil
+}
+
+// resourceNotServed tells a 404 for a path the server does not serve from
+// the API's NotFound about an object: the former names no object, or is not
+// an API status at all (client-go then fills in the name it asked for).
+func resourceNotServed(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &status) {
+		return false
+	}
+	d := status.Status().Details
+	return d == nil || d.Name == "" || slices.ContainsFunc(d.Causes, func(c metav1.StatusCause) bool {
+		return c.Type == metav1.CauseTypeUnexpectedServerResponse
+	})
 }
 
 // parallelLists is how many kinds allIn lists at once.

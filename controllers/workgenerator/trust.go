@@ -1,11 +1,9 @@
 package workgenerator
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"strings"
+	"maps"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,6 +14,7 @@ import (
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/controllers/common/overrides"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
+	"github.com/fleetplane/fleetplane/internal/teampolicy"
 	"github.com/fleetplane/fleetplane/workspaces/tenancy"
 )
 
@@ -26,10 +25,9 @@ import (
 type trusted struct {
 	group []placementv1beta1.ResourceSnapshotObj
 	path  logicalcluster.Path
-	// tenant is set for team workspaces, which the syncer holds to
-	// namespace ownership and the grants' permissions.
-	tenant bool
-	perms  tenancy.Permissions
+	// policy is set for team workspaces: what their grants allow on the
+	// cluster. The hub holds every manifest to it, and so does the syncer.
+	policy *teampolicy.Policy
 	// deleteStrategy is the placement's, recorded on its Works.
 	deleteStrategy placementv1beta1.DeletePropagationPolicy
 	// cluster is what overrides may read of the target cluster.
@@ -43,9 +41,8 @@ func (t trusted) annotate(w *placementv1beta1.Work) {
 		placementv1beta1.WorkspacePathAnnotation:           t.path.String(),
 		placementv1beta1.PlacementDeleteStrategyAnnotation: string(t.deleteStrategy),
 	}
-	if t.tenant {
-		add[placementv1beta1.TenantAnnotation] = "true"
-		add[placementv1beta1.TakeOverNamespacesAnnotation] = strings.Join(t.perms.TakeOverNamespaces, ",")
+	if t.policy != nil {
+		maps.Copy(add, t.policy.Annotations())
 	}
 	w.Annotations = merged(w.Annotations, add)
 }
@@ -86,10 +83,11 @@ func (r *Reconciler) trust(ctx context.Context, c client.Client, o origin) (trus
 	if err := verifyOrigin(p, o.binding, group, mc, access.Granted); err != nil {
 		return trusted{}, err
 	}
-	t := trusted{group: group, path: path, tenant: !access.Platform(), deleteStrategy: deleteStrategyOf(p),
-		cluster: overrides.Cluster{Name: mc.Name, Labels: mc.Labels}}
-	if t.tenant {
-		t.perms = access.Permissions(mc)
+	t := trusted{group: group, path: path, deleteStrategy: deleteStrategyOf(p), cluster: overrides.Cluster{Name: mc.Name, Labels: mc.Labels}}
+	if !access.Platform() {
+		policy := access.Policy(mc)
+		policy.ReservedNamespaces = r.TeamReservedNamespaces
+		t.policy = &policy
 	}
 	return t, nil
 }
@@ -125,38 +123,6 @@ func verifyOrigin(p placementv1beta1.PlacementObj, b placementv1beta1.BindingObj
 func controlledBy(o metav1.Object, p placementv1beta1.PlacementObj) bool {
 	ref := metav1.GetControllerOf(o)
 	return ref != nil && ref.UID == p.GetUID() && ref.Name == p.GetName()
-}
-
-// checkPermissions refuses CustomResourceDefinitions, in the Works of a
-// team workspace, that no grant covering the cluster allows them: a CRD is
-// shared by every tenant of the member. Envelopes are open by then.
-func checkPermissions(works []*placementv1beta1.Work, perms tenancy.Permissions, cluster string) error {
-	if perms.CustomResourceDefinitions {
-		return nil
-	}
-	for _, w := range works {
-		for _, m := range w.Spec.Workload.Manifests {
-			// Decoding every object on every sync would cost more than the
-			// Work itself; only a CRD names its own kind.
-			if !bytes.Contains(m.Raw, []byte(`"CustomResourceDefinition"`)) {
-				continue
-			}
-			var head struct {
-				APIVersion string `json:"apiVersion"`
-				Kind       string `json:"kind"`
-				Metadata   struct {
-					Name string `json:"name"`
-				} `json:"metadata"`
-			}
-			if err := json.Unmarshal(m.Raw, &head); err != nil {
-				return fmt.Errorf("Work %s holds an undecodable object: %w", w.Name, err)
-			}
-			if head.Kind == "CustomResourceDefinition" && strings.HasPrefix(head.APIVersion, "apiextensions.k8s.io/") {
-				return fmt.Errorf("CustomResourceDefinition %s cannot be placed on member cluster %s: no ClusterGrant covering it allows this workspace to place CRDs (a platform admin can set spec.allowCustomResourceDefinitions on one, or place the CRD from root:fleet)", head.Metadata.Name, cluster)
-			}
-		}
-	}
-	return nil
 }
 
 func deleteStrategyOf(p placementv1beta1.PlacementObj) placementv1beta1.DeletePropagationPolicy {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -12,7 +13,7 @@ import (
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/controllers/common/overrides"
-	"github.com/fleetplane/fleetplane/workspaces/tenancy"
+	"github.com/fleetplane/fleetplane/internal/teampolicy"
 )
 
 func controllerRef(name, uid string) []metav1.OwnerReference {
@@ -71,32 +72,77 @@ func TestVerifyOrigin(t *testing.T) {
 	}
 }
 
-func TestCheckPermissions(t *testing.T) {
+// A team's objects are checked after overrides and with envelopes open, on
+// the bytes the member receives; refusals name the envelope and its entry.
+func TestRenderHoldsTeamsToTheirPolicy(t *testing.T) {
 	o := origin{workspace: workspace, binding: binding("")}
-	works := func(raw string) []*placementv1beta1.Work {
+	render := func(raw string, ov overrides.Set, policy *teampolicy.Policy) error {
 		s := snapshotGroup("", 1)[0]
 		s.SetResourceSnapshotSpec(placementv1beta1.ResourceSnapshotSpec{SelectedResources: []placementv1beta1.ResourceContent{
 			{RawExtension: runtime.RawExtension{Raw: []byte(raw)}},
 		}})
-		ws, err := o.works(0, s, overrides.Set{}, overrides.Cluster{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ws
+		_, err := o.works(0, s, renderer{overrides: ov, cluster: overrides.Cluster{Name: "m1"}, policy: policy})
+		return err
+	}
+	envelope := func(kind, entry string) string {
+		return `{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"` + kind + `","metadata":{"name":"e","namespace":"app"},"data":{"x.yaml":` + entry + `}}`
 	}
 	const crd = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.example.com"}}`
-	if err := checkPermissions(works(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"app"}}`), tenancy.Permissions{}, "m1"); err != nil {
-		t.Errorf("namespaced objects: %v", err)
+	const cm = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"app"}}`
+	kindOverride := overrides.Set{Cluster: []placementv1beta1.ClusterResourceOverrideSnapshot{{
+		ObjectMeta: metav1.ObjectMeta{Name: "sneak-0"},
+		Spec: placementv1beta1.ClusterResourceOverrideSnapshotSpec{OverrideSpec: placementv1beta1.ClusterResourceOverrideSpec{
+			ClusterResourceSelectors: []placementv1beta1.ResourceSelectorTerm{{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition", Name: "widgets.example.com"}},
+			Policy: &placementv1beta1.OverridePolicy{OverrideRules: []placementv1beta1.OverrideRule{{
+				ClusterSelector: &placementv1beta1.ClusterSelector{}, OverrideType: placementv1beta1.JSONPatchOverrideType,
+				JSONPatchOverrides: []placementv1beta1.JSONPatchOverride{{Operator: "add", Path: "/metadata/labels", Value: apiextensionsv1.JSON{Raw: []byte(`{"a":"b"}`)}}},
+			}}},
+		}},
+	}}}
+	team := &teampolicy.Policy{ReservedNamespaces: []string{"platform-*"}}
+	tests := []struct {
+		name   string
+		raw    string
+		ov     overrides.Set
+		policy *teampolicy.Policy
+		want   string // "" means rendered
+	}{
+		{name: "a namespaced object", raw: cm, policy: team},
+		{name: "a CRD without a grant", raw: crd, policy: team, want: "CustomResourceDefinition widgets.example.com: no ClusterGrant"},
+		{name: "a CRD with a grant", raw: crd, policy: &teampolicy.Policy{CustomResourceDefinitions: true}},
+		{name: "a CRD from the platform", raw: crd},
+		{name: "an overridden CRD without a grant", raw: crd, ov: kindOverride, policy: team, want: "no ClusterGrant"},
+		{name: "a CRD in an envelope", raw: envelope("ClusterResourceEnvelope", crd), policy: team,
+			want: `ClusterResourceEnvelope app/e, entry "x.yaml", on member cluster m1: CustomResourceDefinition widgets.example.com`},
+		{name: "a reserved namespace in a ResourceEnvelope", policy: team,
+			raw:  envelope("ResourceEnvelope", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"kube-bar","labels":{"pod-security.kubernetes.io/enforce":"privileged"}}}`),
+			want: `ResourceEnvelope app/e, entry "x.yaml", on member cluster m1: namespace kube-bar is reserved`},
+		{name: "a hub-reserved namespace in a ResourceEnvelope", policy: team,
+			raw:  envelope("ResourceEnvelope", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"platform-x"}}`),
+			want: "namespace platform-x is reserved"},
+		{name: "a ClusterRole in a ResourceEnvelope", policy: team,
+			raw:  envelope("ResourceEnvelope", `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"r"}}`),
+			want: "ClusterRole r is cluster-scoped"},
+		{name: "a webhook in a ClusterResourceEnvelope", policy: team,
+			raw:  envelope("ClusterResourceEnvelope", `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingWebhookConfiguration","metadata":{"name":"w"}}`),
+			want: "ValidatingWebhookConfiguration w is cluster-scoped"},
+		{name: "a case variant of kind", raw: `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","Kind":"ConfigMap","metadata":{"name":"x","namespace":"app"}}`,
+			want: `has the key "Kind", a variant of "kind"`},
+		{name: "a repeated kind", raw: `{"apiVersion":"v1","kind":"ConfigMap","kind":"Namespace","metadata":{"name":"x","namespace":"app"}}`,
+			want: `repeats a key`},
+		{name: "a case variant of metadata.namespace in an envelope", policy: team,
+			raw:  envelope("ResourceEnvelope", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","Namespace":"kube-system"}}`),
+			want: `ResourceEnvelope app/e, entry "x.yaml": the manifest's metadata has the key "Namespace"`},
 	}
-	for what, raw := range map[string]string{
-		"a CRD":                crd,
-		"a CRD in an envelope": `{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ClusterResourceEnvelope","metadata":{"name":"e"},"data":{"crd":` + crd + `}}`,
-	} {
-		if err := checkPermissions(works(raw), tenancy.Permissions{}, "m1"); err == nil || !strings.Contains(err.Error(), "CustomResourceDefinition widgets.example.com cannot be placed on member cluster m1") {
-			t.Errorf("%s without permission: err = %v", what, err)
-		}
-		if err := checkPermissions(works(raw), tenancy.Permissions{CustomResourceDefinitions: true}, "m1"); err != nil {
-			t.Errorf("%s with permission: %v", what, err)
-		}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := render(tc.raw, tc.ov, tc.policy)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("err = %v, want it rendered", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+		})
 	}
 }

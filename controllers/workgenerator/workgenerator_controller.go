@@ -54,6 +54,10 @@ type Reconciler struct {
 	Fleet client.Client
 	// Workspaces resolves a workspace's path, which its grants name.
 	Workspaces *clients.Factory
+	// TeamReservedNamespaces are the member namespaces team placements may
+	// not touch beyond teampolicy.ReservedNamespaces (the hub's
+	// --team-reserved-namespaces).
+	TeamReservedNamespaces []string
 	placements.Scope
 	recent *recentWrites
 }

@@ -17,6 +17,8 @@ import (
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/controllers/common/envelopes"
 	"github.com/fleetplane/fleetplane/controllers/common/overrides"
+	"github.com/fleetplane/fleetplane/internal/manifests"
+	"github.com/fleetplane/fleetplane/internal/teampolicy"
 )
 
 // overrideFailure is an override that could not be applied: the binding's
@@ -32,8 +34,9 @@ func (f overrideFailure) Unwrap() error { return f.error }
 // was created or updated.
 func (r *Reconciler) syncWorks(ctx context.Context, o origin, t trusted, ov overrides.Set) ([]placementv1beta1.Work, bool, error) {
 	var wanted []*placementv1beta1.Work
+	rd := renderer{overrides: ov, cluster: t.cluster, policy: t.policy}
 	for sub, s := range t.group {
-		ws, err := o.works(sub, s, ov, t.cluster)
+		ws, err := o.works(sub, s, rd)
 		if err != nil {
 			return nil, false, err
 		}
@@ -44,11 +47,6 @@ func (r *Reconciler) syncWorks(ctx context.Context, o origin, t trusted, ov over
 	}
 	if err := placedOnce(wanted); err != nil {
 		return nil, false, err
-	}
-	if t.tenant {
-		if err := checkPermissions(wanted, t.perms, t.cluster.Name); err != nil {
-			return nil, false, err
-		}
 	}
 	existing, err := r.existingWorks(ctx, o)
 	if err != nil {
@@ -115,10 +113,10 @@ func wantedStillRemoved(wanted []*placementv1beta1.Work, existing map[string]*pl
 
 // works renders the Works of one shard of the snapshot on the cluster: the
 // shard's own, and one per envelope in it, which carries the envelope's
-// objects (the envelope itself is never applied). A malformed envelope is an
-// error naming it and its entry; an override that cannot apply, an
-// overrideFailure.
-func (o origin) works(sub int, s placementv1beta1.ResourceSnapshotObj, ov overrides.Set, cluster overrides.Cluster) ([]*placementv1beta1.Work, error) {
+// objects (the envelope itself is never applied). A malformed envelope, or
+// an object a team may not place, is an error naming the envelope and its
+// entry; an override that cannot apply, an overrideFailure.
+func (o origin) works(sub int, s placementv1beta1.ResourceSnapshotObj, rd renderer) ([]*placementv1beta1.Work, error) {
 	name := firstWorkName(o.workPrefix())
 	if sub > 0 {
 		name = fmt.Sprintf(placementv1beta1.WorkNameWithSubindexFmt, o.workPrefix(), sub)
@@ -131,7 +129,7 @@ func (o origin) works(sub int, s placementv1beta1.ResourceSnapshotObj, ov overri
 			return nil, err
 		}
 		if env == nil {
-			if err := add(shard, res.Raw, ov, cluster); err != nil {
+			if err := rd.add(shard, res.Raw, "the resource selectors"); err != nil {
 				return nil, err
 			}
 			continue
@@ -140,8 +138,8 @@ func (o origin) works(sub int, s placementv1beta1.ResourceSnapshotObj, ov overri
 		w.Labels[placementv1beta1.EnvelopeTypeLabel] = string(env.ID.Type)
 		w.Labels[placementv1beta1.EnvelopeNameLabel] = env.ID.Name
 		w.Labels[placementv1beta1.EnvelopeNamespaceLabel] = env.ID.Namespace
-		for _, obj := range env.Objects {
-			if err := add(w, obj, ov, cluster); err != nil {
+		for i, obj := range env.Objects {
+			if err := rd.add(w, obj, env.Entry(i)); err != nil {
 				return nil, err
 			}
 		}
@@ -212,16 +210,37 @@ func (o origin) newWork(name string, s placementv1beta1.ResourceSnapshotObj) *pl
 	return w
 }
 
+// renderer renders manifests for one cluster: the overrides applied, then,
+// for a team workspace, its policy checked on the exact bytes the member
+// will receive.
+type renderer struct {
+	overrides overrides.Set
+	cluster   overrides.Cluster
+	// policy is nil for the platform workspace.
+	policy *teampolicy.Policy
+}
+
 // add appends a manifest to a Work with the overrides applied; a Delete
-// override leaves it out.
-func add(w *placementv1beta1.Work, raw []byte, ov overrides.Set, cluster overrides.Cluster) error {
-	if !ov.Empty() {
+// override leaves it out. from names where the manifest comes from: the
+// resource selectors, or an envelope's entry.
+func (rd renderer) add(w *placementv1beta1.Work, raw []byte, from string) error {
+	if !rd.overrides.Empty() {
 		var err error
-		if raw, err = ov.Apply(raw, cluster); err != nil {
+		if raw, err = rd.overrides.Apply(raw, rd.cluster); err != nil {
 			return overrideFailure{err}
 		}
 		if raw == nil {
 			return nil
+		}
+	}
+	head, err := manifests.ReadHead(raw)
+	if err != nil {
+		return fmt.Errorf("an object placed by %s cannot go to member cluster %s: %w", from, rd.cluster.Name, err)
+	}
+	if rd.policy != nil {
+		gk := head.GroupVersionKind().GroupKind()
+		if refusal := rd.policy.CheckObject(gk, head.Namespace, head.Name, teampolicy.ClusterScoped(gk, head.Namespace)); refusal != nil {
+			return fmt.Errorf("%s, on member cluster %s: %w", from, rd.cluster.Name, refusal)
 		}
 	}
 	w.Spec.Workload.Manifests = append(w.Spec.Workload.Manifests, placementv1beta1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}})

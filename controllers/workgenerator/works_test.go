@@ -17,7 +17,7 @@ import (
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/controllers/common/overrides"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
-	"github.com/fleetplane/fleetplane/workspaces/tenancy"
+	"github.com/fleetplane/fleetplane/internal/teampolicy"
 )
 
 const workspace = logicalcluster.Name("2abc")
@@ -264,7 +264,7 @@ func workNames(t *testing.T, c client.Client) []string {
 // render is the Work of a shard without overrides.
 func render(t *testing.T, o origin, sub int, s placementv1beta1.ResourceSnapshotObj) *placementv1beta1.Work {
 	t.Helper()
-	ws, err := o.works(sub, s, overrides.Set{}, overrides.Cluster{})
+	ws, err := o.works(sub, s, renderer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,8 +277,8 @@ func TestSyncWorks(t *testing.T) {
 			ctx := context.Background()
 			b := binding(ns)
 			o := origin{workspace: workspace, binding: b}
-			group := trusted{group: snapshotGroup(ns, 2), path: logicalcluster.NewPath("root:teams:a"), tenant: true,
-				perms: tenancy.Permissions{TakeOverNamespaces: []string{"legacy-*", "old"}}}
+			group := trusted{group: snapshotGroup(ns, 2), path: logicalcluster.NewPath("root:teams:a"),
+				policy: &teampolicy.Policy{TakeOverNamespaces: []string{"legacy-*", "old"}, PodSecurity: teampolicy.LevelRestricted}}
 
 			// A Work of a third shard from an earlier snapshot, and Works of
 			// the same binding name in another workspace and in another
@@ -298,7 +298,8 @@ func TestSyncWorks(t *testing.T) {
 			}
 			for _, w := range works {
 				wantAnn := map[string]string{placementv1beta1.WorkspacePathAnnotation: "root:teams:a",
-					placementv1beta1.TenantAnnotation: "true", placementv1beta1.TakeOverNamespacesAnnotation: "legacy-*,old"}
+					placementv1beta1.TenantAnnotation: "true", placementv1beta1.TakeOverNamespacesAnnotation: "legacy-*,old",
+					placementv1beta1.PodSecurityAnnotation: "restricted"}
 				if !contains(w.Annotations, wantAnn) {
 					t.Errorf("Work %s annotations = %v, want %v", w.Name, w.Annotations, wantAnn)
 				}

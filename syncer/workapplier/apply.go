@@ -80,12 +80,17 @@ func (a *applier) apply(ctx context.Context, m *manifest) {
 	m.gvr = mapping.Resource
 	m.id.Resource = mapping.Resource.Resource
 	clusterScoped := mapping.Scope.Name() == meta.RESTScopeNameRoot
+	m.clusterScoped = clusterScoped
 	if clusterScoped {
 		m.obj.SetNamespace("")
 		m.id.Namespace = ""
 	}
-	if reason, msg, ok := a.owner.mayPlaceKind(m.obj.GroupVersionKind().GroupKind(), clusterScoped); !ok {
+	if reason, msg, ok := a.owner.mayPlace(m.obj, clusterScoped); !ok {
 		m.fail(reason, msg)
+		return
+	}
+	if err := a.owner.labelNamespace(m); err != nil {
+		m.fail(placementv1beta1.ApplyResultFailedToApply, fmt.Sprintf("labelling namespace %s: %v", m.obj.GetName(), err))
 		return
 	}
 	if failed, ok := a.failedNamespace(m.obj.GetNamespace()); ok && !clusterScoped {
@@ -171,7 +176,7 @@ func (a *applier) failedNamespace(name string) (applyOutcome, bool) {
 // read from the API server once per wave: the cache may not have seen a
 // namespace that another workspace just created.
 func (a *applier) namespaceAllowed(ctx context.Context, name string) (string, string, bool) {
-	if !a.owner.tenant {
+	if !a.owner.tenant() {
 		return "", "", true
 	}
 	a.mu.Lock()
@@ -247,13 +252,13 @@ func (a *applier) mayManage(m *manifest, live *unstructured.Unstructured) (strin
 	}
 	if other := live.GetAnnotations()[placementv1beta1.OwnerAnnotation]; other != "" {
 		return placementv1beta1.ApplyResultFailedToTakeOver,
-			fmt.Sprintf("%s is already placed by another placement (%s); two placements cannot manage the same object — remove it from one of them", describe(live), other), false
+			fmt.Sprintf("%s is already placed by %s; two placements cannot manage the same object — remove it from one of them", describe(live), a.owner.otherPlacement(other)), false
 	}
 	var others []string
 	for _, ref := range live.GetOwnerReferences() {
 		if isAppliedWork(ref) {
 			return placementv1beta1.ApplyResultFailedToTakeOver,
-				fmt.Sprintf("%s is already placed by another placement (Work %s); two placements cannot manage the same object — remove it from one of them", describe(live), ref.Name), false
+				fmt.Sprintf("%s is already placed by another placement; two placements cannot manage the same object — remove it from one of them", describe(live)), false
 		}
 		others = append(others, ref.Kind+"/"+ref.Name)
 	}
@@ -261,7 +266,7 @@ func (a *applier) mayManage(m *manifest, live *unstructured.Unstructured) (strin
 		return placementv1beta1.ApplyResultFailedToTakeOver,
 			fmt.Sprintf("%s is owned by %s on the member cluster; set applyStrategy.allowCoOwnership to share it", describe(live), strings.Join(others, ", ")), false
 	}
-	if reason, msg, ok := a.owner.mayAdopt(live); !ok {
+	if reason, msg, ok := a.owner.mayAdopt(live, m.clusterScoped); !ok {
 		return reason, msg, false
 	}
 	switch a.strategy.WhenToTakeOver {

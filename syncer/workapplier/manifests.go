@@ -9,19 +9,22 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/internal/manifests"
 	"github.com/fleetplane/fleetplane/syncer/diff"
 )
 
 // manifest is one entry of a Work, decoded, with what happened to it.
 type manifest struct {
-	id      placementv1beta1.WorkResourceIdentifier
-	obj     *unstructured.Unstructured
-	gvr     schema.GroupVersionResource
-	hash    string
-	wave    int
-	applied applyOutcome
-	avail   availabilityOutcome
-	live    *unstructured.Unstructured
+	id  placementv1beta1.WorkResourceIdentifier
+	obj *unstructured.Unstructured
+	gvr schema.GroupVersionResource
+	// clusterScoped is the kind's scope as the member serves it.
+	clusterScoped bool
+	hash          string
+	wave          int
+	applied       applyOutcome
+	avail         availabilityOutcome
+	live          *unstructured.Unstructured
 	// wrote is set when the apply wrote the object: live is what the
 	// write returned.
 	wrote bool
@@ -57,6 +60,12 @@ func decode(work *placementv1beta1.Work) []*manifest {
 		obj := &unstructured.Unstructured{}
 		if err := json.Unmarshal(raw.Raw, &obj.Object); err != nil || obj.GetKind() == "" || obj.GetAPIVersion() == "" {
 			m.fail(placementv1beta1.ApplyResultDecodingErred, fmt.Sprintf("manifest %d is not a Kubernetes object (apiVersion and kind are required): %v", i, err))
+			continue
+		}
+		// A key repeated or spelled in another letter case could make the
+		// member's API server read another object than the hub checked.
+		if _, err := manifests.ReadHead(raw.Raw); err != nil {
+			m.fail(placementv1beta1.ApplyResultDecodingErred, fmt.Sprintf("manifest %d (%s %s): %v", i, obj.GetKind(), obj.GetName(), err))
 			continue
 		}
 		gvk := obj.GroupVersionKind()

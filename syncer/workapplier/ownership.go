@@ -1,6 +1,7 @@
 package workapplier
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -8,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/internal/teampolicy"
 )
 
 // owner is who a Work applies objects for: one placement of one workspace,
@@ -20,10 +22,11 @@ type owner struct {
 	manager string
 	// workspace is the logical cluster of the placement, path its path.
 	workspace, path string
-	// tenant Works (team workspaces) keep to namespaces of their own
-	// workspace and adopt nothing outside takeOver.
-	tenant   bool
-	takeOver []string
+	// policy is set on team Works (team workspaces): they keep to the
+	// kinds and namespaces a team may place, to namespaces of their own
+	// workspace, adopt nothing outside the grants' takeover patterns and
+	// run workloads at their Pod Security level.
+	policy *teampolicy.Policy
 }
 
 // ownerOf reads the Work's origin from what the hub wrote on it. A Work
@@ -33,37 +36,57 @@ func ownerOf(work *placementv1beta1.Work) owner {
 	o := owner{
 		workspace: work.Labels[placementv1beta1.WorkspaceLabel],
 		path:      work.Annotations[placementv1beta1.WorkspacePathAnnotation],
-		tenant:    work.Annotations[placementv1beta1.TenantAnnotation] == "true",
+	}
+	if p, tenant := teampolicy.FromAnnotations(work.Annotations); tenant {
+		o.policy = &p
 	}
 	o.identity = "work:" + work.Namespace + "/" + work.Name
 	if o.workspace != "" {
 		o.identity = placementv1beta1.PlacementIdentity(work.Labels)
 	}
 	o.manager = placementv1beta1.FieldManager(o.identity)
-	if t := work.Annotations[placementv1beta1.TakeOverNamespacesAnnotation]; t != "" {
-		o.takeOver = strings.Split(t, ",")
-	}
 	if o.path == "" {
 		o.path = o.workspace
 	}
 	return o
 }
 
-// clusterScopedForTenants are the only cluster-scoped kinds a team workspace
-// may place; the hub allows CRDs only where a grant does.
-var clusterScopedForTenants = map[schema.GroupKind]bool{
-	{Kind: "Namespace"}: true,
-	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}: true,
-}
+func (o owner) tenant() bool { return o.policy != nil }
 
-// mayPlaceKind refuses, for a team Work, cluster-scoped kinds other than
-// Namespaces and CRDs. The hub never sends them; this keeps it so.
-func (o owner) mayPlaceKind(gk schema.GroupKind, clusterScoped bool) (string, string, bool) {
-	if !o.tenant || !clusterScoped || clusterScopedForTenants[gk] {
+// mayPlace holds a team Work, before anything is read or written, to what
+// a team may place: the kind, its scope as the member serves it, reserved
+// namespaces, CRDs only where a grant allows, and its workloads' Pod
+// Security level. The hub checked the same; this keeps a hub bug from
+// becoming a member write.
+func (o owner) mayPlace(obj *unstructured.Unstructured, clusterScoped bool) (string, string, bool) {
+	if !o.tenant() {
 		return "", "", true
 	}
-	return placementv1beta1.ApplyResultFailedToApply,
-		fmt.Sprintf("%s is cluster-scoped: a team workspace (%s) may place only Namespaces and, where its ClusterGrant allows, CustomResourceDefinitions", gk, o.path), false
+	gk := obj.GroupVersionKind().GroupKind()
+	refusal := o.policy.CheckObject(gk, obj.GetNamespace(), obj.GetName(), clusterScoped)
+	if refusal == nil {
+		refusal = o.policy.CheckWorkload(obj)
+	}
+	if refusal != nil {
+		return refusal.Reason, refusal.Message, false
+	}
+	return "", "", true
+}
+
+// labelNamespace sets the Pod Security labels of a team's Namespace, and
+// hashes the manifest again: what is applied, and judged up to date, is the
+// namespace as labelled for the grants' current level.
+func (o owner) labelNamespace(m *manifest) error {
+	if !o.tenant() || !isNamespace(m.obj) {
+		return nil
+	}
+	o.policy.LabelNamespace(m.obj)
+	raw, err := json.Marshal(m.obj.Object)
+	if err != nil {
+		return err
+	}
+	m.hash = hashOf(raw)
+	return nil
 }
 
 // namespaceOf is the namespace an object lives in, or for a Namespace its
@@ -78,21 +101,19 @@ func namespaceOf(obj *unstructured.Unstructured) string {
 // mayUseNamespace applies namespace ownership to a team Work: it places
 // only into namespaces its workspace's placements created (or adopted where
 // a grant allows). ns is the live namespace, nil if it does not exist yet.
+// Another workspace's namespace is not named: teams do not learn of each
+// other.
 func (o owner) mayUseNamespace(name string, ns *unstructured.Unstructured) (string, string, bool) {
-	if !o.tenant || ns == nil {
+	if !o.tenant() || ns == nil {
 		return "", "", true
 	}
 	switch ws := ns.GetAnnotations()[placementv1beta1.NamespaceOwnerAnnotation]; {
 	case ws == o.workspace:
 		return "", "", true
 	case ws != "":
-		path := ns.GetAnnotations()[placementv1beta1.NamespaceOwnerPathAnnotation]
-		if path == "" {
-			path = ws
-		}
 		return placementv1beta1.ApplyResultFailedToTakeOver,
-			fmt.Sprintf("namespace %s on this member cluster belongs to workspace %s; a team places only into namespaces its own placements created — use another namespace", name, path), false
-	case placementv1beta1.NamespaceMatches(o.takeOver, name):
+			fmt.Sprintf("namespace %s on this member cluster belongs to another workspace's placements; a team places only into namespaces its own placements created — use another namespace", name), false
+	case o.policy.MayTakeOver(schema.GroupKind{Kind: "Namespace"}, "", name, true):
 		return "", "", true
 	default:
 		return placementv1beta1.ApplyResultNotTakenOver,
@@ -101,13 +122,27 @@ func (o owner) mayUseNamespace(name string, ns *unstructured.Unstructured) (stri
 }
 
 // mayAdopt tells whether a team Work may adopt an object that exists on the
-// member and that no placement manages.
-func (o owner) mayAdopt(obj *unstructured.Unstructured) (string, string, bool) {
-	if !o.tenant || placementv1beta1.NamespaceMatches(o.takeOver, namespaceOf(obj)) {
+// member and that no placement manages: never a cluster-scoped object but a
+// Namespace, never in a reserved namespace.
+func (o owner) mayAdopt(obj *unstructured.Unstructured, clusterScoped bool) (string, string, bool) {
+	if !o.tenant() || o.policy.MayTakeOver(obj.GroupVersionKind().GroupKind(), obj.GetNamespace(), obj.GetName(), clusterScoped) {
 		return "", "", true
 	}
 	return placementv1beta1.ApplyResultNotTakenOver,
-		fmt.Sprintf("%s already exists on this member cluster and no placement created it; a team workspace (%s) adopts existing objects only in namespaces a ClusterGrant lists in takeOverNamespaces", describe(obj), o.path), false
+		fmt.Sprintf("%s already exists on this member cluster and no placement created it; a team workspace (%s) adopts existing objects only in namespaces a ClusterGrant lists in takeOverNamespaces, and never cluster-scoped objects other than those namespaces", describe(obj), o.path), false
+}
+
+// otherPlacement names, in a conflict message, the placement that holds an
+// object: by name when it is of the same workspace, without a name when it
+// is another team's (the platform's admins see every workspace anyway).
+func (o owner) otherPlacement(identity string) string {
+	if rest, ok := strings.CutPrefix(identity, o.workspace+"/"); ok && o.workspace != "" {
+		return "placement " + rest + " of this workspace"
+	}
+	if o.tenant() {
+		return "a placement of another workspace"
+	}
+	return "placement " + identity
 }
 
 // stamp writes the ownership bookkeeping on an object about to be applied:

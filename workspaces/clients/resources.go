@@ -17,7 +17,9 @@ type Resource struct {
 }
 
 // NamespacedResources returns the namespaced resources the workspace serves
-// and lets list, at their preferred versions. A complete discovery is kept
+// and lets list, at their preferred versions. When some API groups fail to
+// answer, it returns those of the others with the error, and keeps
+// nothing: the caller decides whether it can do without. A complete discovery is kept
 // until the workspace's APIs change, as one interned string: the hundreds
 // of team workspaces that serve the same kinds share it (whole discovery
 // documents, kept per workspace, took ~85 KB each).
@@ -49,7 +51,7 @@ func (w *Workspace) NamespacedResources() ([]Resource, error) {
 		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Resource, b.Resource), cmp.Compare(a.Version, b.Version))
 	})
 	if err != nil {
-		return out, nil // some groups failed to answer: use what did, keep nothing
+		return out, err // some groups failed to answer: what did, kept nowhere
 	}
 	w.resourcesMu.Lock()
 	if w.resourcesForgotten == forgotten { // else the APIs changed meanwhile

@@ -17,6 +17,7 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/teampolicy"
 )
 
 // PlatformPath is the platform workspace; its placements may use every
@@ -37,16 +38,6 @@ type Access struct {
 type grant struct {
 	selector labels.Selector
 	spec     tenancyv1alpha1.ClusterGrantSpec
-}
-
-// Permissions are what a workspace may do on one cluster beyond placing
-// namespaced objects into namespaces of its own.
-type Permissions struct {
-	// TakeOverNamespaces are the namespace patterns where existing objects
-	// may be adopted.
-	TakeOverNamespaces []string
-	// CustomResourceDefinitions allows placing CRDs.
-	CustomResourceDefinitions bool
 }
 
 // For returns the access of the workspace at path.
@@ -87,10 +78,13 @@ func (a *Access) Granted(mc *clusterv1beta1.MemberCluster) bool {
 	return slices.ContainsFunc(a.grants, func(g grant) bool { return g.selector.Matches(set) })
 }
 
-// Permissions returns what the grants covering the cluster allow, together.
-func (a *Access) Permissions(mc *clusterv1beta1.MemberCluster) Permissions {
-	var p Permissions
+// Policy returns what the grants covering the cluster allow together: CRDs
+// if one allows them, every takeover pattern, and the loosest Pod Security
+// level. The caller adds the hub's reserved namespaces.
+func (a *Access) Policy(mc *clusterv1beta1.MemberCluster) teampolicy.Policy {
+	p := teampolicy.Policy{PodSecurity: teampolicy.DefaultPodSecurity}
 	set := labels.Set(mc.Labels)
+	first := true
 	for _, g := range a.grants {
 		if !g.selector.Matches(set) {
 			continue
@@ -101,6 +95,14 @@ func (a *Access) Permissions(mc *clusterv1beta1.MemberCluster) Permissions {
 				p.TakeOverNamespaces = append(p.TakeOverNamespaces, ns)
 			}
 		}
+		level := teampolicy.Level(g.spec.PodSecurity)
+		if level == "" {
+			level = teampolicy.DefaultPodSecurity
+		}
+		if first || teampolicy.Looser(level, p.PodSecurity) {
+			p.PodSecurity = level
+		}
+		first = false
 	}
 	slices.Sort(p.TakeOverNamespaces)
 	return p

@@ -12,6 +12,7 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/teampolicy"
 )
 
 func TestCovers(t *testing.T) {
@@ -40,14 +41,16 @@ func TestAccess(t *testing.T) {
 	if err := tenancyv1alpha1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	grant := func(name string, ws []string, sel map[string]string, takeOver []string, crds bool) *tenancyv1alpha1.ClusterGrant {
+	grant := func(name string, ws []string, sel map[string]string, takeOver []string, crds bool, podSecurity string) *tenancyv1alpha1.ClusterGrant {
 		return &tenancyv1alpha1.ClusterGrant{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: tenancyv1alpha1.ClusterGrantSpec{
-			Workspaces: ws, ClusterSelector: &metav1.LabelSelector{MatchLabels: sel}, TakeOverNamespaces: takeOver, AllowCustomResourceDefinitions: crds}}
+			Workspaces: ws, ClusterSelector: &metav1.LabelSelector{MatchLabels: sel}, TakeOverNamespaces: takeOver, AllowCustomResourceDefinitions: crds,
+			PodSecurity: podSecurity}}
 	}
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(
-		grant("canary", []string{"root:teams:a"}, map[string]string{"env": "canary"}, []string{"legacy-*"}, true),
-		grant("prod", []string{"root:teams:*"}, map[string]string{"env": "prod"}, []string{"old", "legacy-*"}, false),
-		grant("other", []string{"root:teams:b"}, nil, []string{"b-*"}, true),
+		grant("canary", []string{"root:teams:a"}, map[string]string{"env": "canary"}, []string{"legacy-*"}, true, "restricted"),
+		grant("prod", []string{"root:teams:*"}, map[string]string{"env": "prod"}, []string{"old", "legacy-*"}, false, ""),
+		grant("prod-privileged", []string{"root:teams:a"}, map[string]string{"env": "prod"}, nil, false, "privileged"),
+		grant("other", []string{"root:teams:b"}, nil, []string{"b-*"}, true, "privileged"),
 	).Build()
 	member := func(env string) *clusterv1beta1.MemberCluster {
 		return &clusterv1beta1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"env": env}}}
@@ -59,14 +62,23 @@ func TestAccess(t *testing.T) {
 	if a.Platform() || !a.Granted(member("canary")) || !a.Granted(member("prod")) || a.Granted(member("dev")) {
 		t.Errorf("team a is granted canary and prod only")
 	}
-	if got := a.Permissions(member("canary")); !got.CustomResourceDefinitions || !reflect.DeepEqual(got.TakeOverNamespaces, []string{"legacy-*"}) {
-		t.Errorf("permissions on canary = %+v", got)
+	if got := a.Policy(member("canary")); !got.CustomResourceDefinitions || !reflect.DeepEqual(got.TakeOverNamespaces, []string{"legacy-*"}) ||
+		got.PodSecurity != teampolicy.LevelRestricted {
+		t.Errorf("policy on canary = %+v", got)
 	}
-	if got := a.Permissions(member("prod")); got.CustomResourceDefinitions || !reflect.DeepEqual(got.TakeOverNamespaces, []string{"legacy-*", "old"}) {
-		t.Errorf("permissions on prod = %+v", got)
+	if got := a.Policy(member("prod")); got.CustomResourceDefinitions || !reflect.DeepEqual(got.TakeOverNamespaces, []string{"legacy-*", "old"}) ||
+		got.PodSecurity != teampolicy.LevelPrivileged {
+		t.Errorf("policy on prod (the loosest level of two grants) = %+v", got)
 	}
-	if got := a.Permissions(member("dev")); got.CustomResourceDefinitions || len(got.TakeOverNamespaces) != 0 {
-		t.Errorf("permissions on an ungranted cluster = %+v", got)
+	if got := a.Policy(member("dev")); got.CustomResourceDefinitions || len(got.TakeOverNamespaces) != 0 || got.PodSecurity != teampolicy.LevelBaseline {
+		t.Errorf("policy on an ungranted cluster = %+v", got)
+	}
+	c2, err := (&Grants{Reader: c}).For(context.Background(), logicalcluster.NewPath("root:teams:c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c2.Policy(member("prod")); got.PodSecurity != teampolicy.LevelBaseline {
+		t.Errorf("a grant without podSecurity gives baseline, got %+v", got)
 	}
 	platform, err := (&Grants{Reader: c}).For(context.Background(), PlatformPath)
 	if err != nil {

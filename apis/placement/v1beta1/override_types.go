@@ -205,9 +205,12 @@ const (
 // JSONPatchOverride is one RFC 6902 operation. Identity and status fields
 // are off limits so that an override cannot change what object it is or
 // fake its state; only labels and annotations of metadata may be patched.
+// The identity keys are refused in any letter case: a member's API server
+// reads keys exactly, a reader matching them loosely could take a
+// "/Kind" added beside "kind" for the object's kind.
 // +kubebuilder:validation:XValidation:rule="self.path.startsWith('/')",message="path must be a JSON pointer starting with '/'"
-// +kubebuilder:validation:XValidation:rule="!(self.path == '/kind' || self.path.startsWith('/kind/') || self.path == '/apiVersion' || self.path.startsWith('/apiVersion/') || self.path == '/status' || self.path.startsWith('/status/'))",message="path cannot target /kind, /apiVersion or /status"
-// +kubebuilder:validation:XValidation:rule="!(self.path == '/metadata' || self.path.startsWith('/metadata/')) || self.path == '/metadata/labels' || self.path.startsWith('/metadata/labels/') || self.path == '/metadata/annotations' || self.path.startsWith('/metadata/annotations/')",message="path under /metadata can only target /metadata/labels or /metadata/annotations"
+// +kubebuilder:validation:XValidation:rule="!(self.path.lowerAscii() == '/kind' || self.path.lowerAscii().startsWith('/kind/') || self.path.lowerAscii() == '/apiversion' || self.path.lowerAscii().startsWith('/apiversion/') || self.path.lowerAscii() == '/status' || self.path.lowerAscii().startsWith('/status/'))",message="path cannot target /kind, /apiVersion or /status, in any letter case"
+// +kubebuilder:validation:XValidation:rule="!(self.path.lowerAscii() == '/metadata' || self.path.lowerAscii().startsWith('/metadata/')) || self.path == '/metadata/labels' || self.path.startsWith('/metadata/labels/') || self.path == '/metadata/annotations' || self.path.startsWith('/metadata/annotations/')",message="path under /metadata (in any letter case) can only target /metadata/labels or /metadata/annotations, spelled exactly"
 type JSONPatchOverride struct {
 	// Operator is add, remove or replace.
 	// +required

@@ -43,6 +43,18 @@ const (
 	// patterns (path.Match syntax) where a team Work may adopt existing
 	// objects, as the workspace's ClusterGrants for the member allow.
 	TakeOverNamespacesAnnotation = fleetplanePrefix + "take-over-namespaces"
+	// AllowCustomResourceDefinitionsAnnotation ("true") on a team Work says
+	// that a ClusterGrant covering the member lets the workspace place
+	// CustomResourceDefinitions; without it the syncer refuses them.
+	AllowCustomResourceDefinitionsAnnotation = fleetplanePrefix + "allow-crds"
+	// ReservedNamespacesAnnotation lists, comma-separated, the namespace
+	// patterns a team Work may not touch beyond those every syncer knows
+	// (the hub's --team-reserved-namespaces).
+	ReservedNamespacesAnnotation = fleetplanePrefix + "reserved-namespaces"
+	// PodSecurityAnnotation on a team Work is the Pod Security Standards
+	// level (privileged, baseline or restricted) the workspace's grants set
+	// for its namespaces and workloads on the member; baseline when absent.
+	PodSecurityAnnotation = fleetplanePrefix + "pod-security"
 
 	// OwnerAnnotation, on a member object, is the identity of the one
 	// placement that manages it (see PlacementIdentity). Server-side apply

@@ -9,6 +9,7 @@ import (
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:JSONPath=`.spec.workspaces`,name="Workspaces",type=string
 // +kubebuilder:printcolumn:JSONPath=`.status.clusterCount`,name="Clusters",type=integer
+// +kubebuilder:printcolumn:JSONPath=`.spec.podSecurity`,name="Pod-Security",type=string
 // +kubebuilder:printcolumn:JSONPath=`.metadata.creationTimestamp`,name="Age",type=date
 
 // ClusterGrant lets workspaces place onto the member clusters its selector
@@ -62,6 +63,18 @@ type ClusterGrantSpec struct {
 	// workspace may place.
 	// +optional
 	AllowCustomResourceDefinitions bool `json:"allowCustomResourceDefinitions,omitempty"`
+
+	// PodSecurity is the Pod Security Standards level the workspaces'
+	// namespaces get on the granted clusters, and that their workloads are
+	// held to before they are written: privileged, baseline (the default:
+	// no privileged containers, host namespaces, hostPath volumes or added
+	// capabilities) or restricted. Below privileged, system-* priority
+	// classes and Service externalIPs are refused too. Where several grants
+	// cover a cluster, the loosest level holds. A team cannot loosen it
+	// from its namespaces' labels; it may tighten it.
+	// +kubebuilder:validation:Enum=privileged;baseline;restricted
+	// +optional
+	PodSecurity string `json:"podSecurity,omitempty"`
 }
 
 // ClusterGrantStatus shows what the grant currently covers.

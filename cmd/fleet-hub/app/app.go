@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/controllers/placement"
 	"github.com/fleetplane/fleetplane/internal/binpages"
 	"github.com/fleetplane/fleetplane/internal/gcpace"
 	"github.com/fleetplane/fleetplane/metrics"
@@ -121,6 +122,7 @@ a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconf
 	f.IntVar(&opts.EmbeddedEtcdPeerPort, "embedded-etcd-peer-port", opts.EmbeddedEtcdPeerPort, "peer port of the embedded etcd")
 	f.DurationVar(&ctrlOpts.UnhealthyThreshold, "cluster-unhealthy-threshold", ctrlOpts.UnhealthyThreshold, "how long a member cluster may miss heartbeats before it is reported unhealthy and gets no new placements (it keeps what it runs); never less than three of the member's heartbeat periods")
 	f.StringSliceVar(&ctrlOpts.TeamReservedNamespaces, "team-reserved-namespaces", nil, "member namespaces (patterns such as platform-*) that team workspaces may never place into, besides default, kube-*, fleet-* and kcp-*")
+	f.DurationVar(&ctrlOpts.UnservedKindGrace, "unserved-kind-grace", placement.DefaultUnservedKindGrace, "how long a placement keeps its last resource snapshot (and the members everything it placed) while a kind it selected is not served by its workspace, as after a restart or during a CRD's schema change; after that the kind is taken as gone")
 	f.DurationVar(&ctrlOpts.ForceDeleteWait, "force-delete-wait-time", ctrlOpts.ForceDeleteWait, "how long removing a member cluster waits for its syncer to confirm before its hub state is deleted anyway")
 	f.BoolVar(&opts.AdmissionWebhooks, "admission-webhooks", opts.AdmissionWebhooks, "call the admission webhooks workspaces configure (off by default: with kcp v0.28.1 it costs about a third of the hub's CPU under load; see docs/hub.md)")
 	f.BoolVar(&opts.WatchCache, "watch-cache", opts.WatchCache, "serve lists and watches from the API server's watch caches instead of etcd (several times the memory under load, no faster; see docs/performance.md)")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"time"
 
 	apisv1alpha1 "github.com/kcp-dev/kcp/sdk/apis/apis/v1alpha1"
@@ -63,8 +62,11 @@ type controllerOptions struct {
 	UnhealthyThreshold time.Duration
 	ForceDeleteWait    time.Duration
 	// TeamReservedNamespaces are member namespaces team placements may not
-	// touch, beyond placement.TeamReservedNamespaces.
+	// touch, beyond teampolicy.ReservedNamespaces.
 	TeamReservedNamespaces []string
+	// UnservedKindGrace is how long a placement keeps its last resource
+	// snapshot while a kind it selected is not served by its workspace.
+	UnservedKindGrace time.Duration
 }
 
 func defaultControllerOptions() controllerOptions {
@@ -219,7 +221,7 @@ func setupControllers(mgr mcmanager.Manager, workspaces *clients.Factory, opts c
 		}
 		scope := placements.Scope{Namespaced: namespaced}
 		if err := (&placement.Reconciler{Manager: mgr, Workspaces: workspaces, Scope: scope, ResourceEpochs: changes.Epoch,
-			TeamReservedNamespaces: append(slices.Clone(placement.TeamReservedNamespaces), opts.TeamReservedNamespaces...)}).SetupWithManager(mgr, changes.Source(namespaced)); err != nil {
+			TeamReservedNamespaces: opts.TeamReservedNamespaces, UnservedKindGrace: opts.UnservedKindGrace}).SetupWithManager(mgr, changes.Source(namespaced)); err != nil {
 			return err
 		}
 		if err := (&scheduler.Reconciler{Manager: mgr, Framework: sched, Workspaces: workspaces, Scope: scope}).SetupWithManager(mgr); err != nil {
@@ -231,7 +233,8 @@ func setupControllers(mgr mcmanager.Manager, workspaces *clients.Factory, opts c
 		if err := (&updaterun.Reconciler{Manager: mgr, Workspaces: workspaces, Fleet: local.GetClient(), Scope: scope}).SetupWithManager(mgr); err != nil {
 			return err
 		}
-		if err := (&workgenerator.Reconciler{Manager: mgr, Fleet: local.GetClient(), Workspaces: workspaces, Scope: scope}).SetupWithManager(mgr); err != nil {
+		if err := (&workgenerator.Reconciler{Manager: mgr, Fleet: local.GetClient(), Workspaces: workspaces, Scope: scope,
+			TeamReservedNamespaces: opts.TeamReservedNamespaces}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 	}

@@ -13,26 +13,25 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/internal/manifests"
 )
 
 // Envelope is an opened envelope.
 type Envelope struct {
 	ID placementv1beta1.EnvelopeIdentifier
-	// Objects are the carried objects as JSON, in key order.
+	// Objects are the carried objects as JSON, in key order; Keys are
+	// their keys in the envelope's data.
 	Objects [][]byte
+	Keys    []string
 }
 
-type head struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Metadata   struct {
-		Name        string            `json:"name"`
-		Namespace   string            `json:"namespace"`
-		Annotations map[string]string `json:"annotations"`
-	} `json:"metadata"`
+// Entry names the envelope and the key of its i-th object, for messages.
+func (e *Envelope) Entry(i int) string {
+	return fmt.Sprintf("%s, entry %q", describe(e.ID), e.Keys[i])
 }
 
 // Open returns the envelope a selected resource is, nil if it is none, or
@@ -43,15 +42,15 @@ func Open(raw []byte) (*Envelope, error) {
 	if !bytes.Contains(raw, []byte("Envelope")) && !bytes.Contains(raw, []byte(placementv1beta1.EnvelopeConfigMapAnnotation)) {
 		return nil, nil
 	}
-	var h head
-	if err := json.Unmarshal(raw, &h); err != nil {
+	h, err := manifests.ReadHead(raw)
+	if err != nil {
 		return nil, err
 	}
 	gv, err := schema.ParseGroupVersion(h.APIVersion)
 	if err != nil {
 		return nil, err
 	}
-	id := placementv1beta1.EnvelopeIdentifier{Name: h.Metadata.Name, Namespace: h.Metadata.Namespace}
+	id := placementv1beta1.EnvelopeIdentifier{Name: h.Name, Namespace: h.Namespace}
 	entries := map[string][]byte{}
 	switch {
 	case gv.Group == placementv1beta1.GroupVersion.Group && (h.Kind == string(placementv1beta1.ClusterResourceEnvelopeType) || h.Kind == string(placementv1beta1.ResourceEnvelopeType)):
@@ -59,20 +58,26 @@ func Open(raw []byte) (*Envelope, error) {
 		var body struct {
 			Data map[string]json.RawMessage `json:"data"`
 		}
-		if err := json.Unmarshal(raw, &body); err != nil {
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &body); err != nil {
 			return nil, fmt.Errorf("%s: %w", describe(id), err)
 		}
 		for k, v := range body.Data {
 			entries[k] = v
 		}
-	case gv.Group == "" && h.Kind == "ConfigMap" && h.Metadata.Annotations[placementv1beta1.EnvelopeConfigMapAnnotation] == "true":
-		id.Type = placementv1beta1.ConfigMapEnvelopeType
+	case gv.Group == "" && h.Kind == "ConfigMap":
 		var body struct {
+			Metadata struct {
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
 			Data map[string]string `json:"data"`
 		}
-		if err := json.Unmarshal(raw, &body); err != nil {
-			return nil, fmt.Errorf("%s: %w", describe(id), err)
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &body); err != nil {
+			return nil, fmt.Errorf("ConfigMap %s/%s: %w", id.Namespace, id.Name, err)
 		}
+		if body.Metadata.Annotations[placementv1beta1.EnvelopeConfigMapAnnotation] != "true" {
+			return nil, nil
+		}
+		id.Type = placementv1beta1.ConfigMapEnvelopeType
 		for k, v := range body.Data {
 			entries[k] = []byte(v)
 		}
@@ -95,6 +100,7 @@ func open(id placementv1beta1.EnvelopeIdentifier, entries map[string][]byte) (*E
 			return nil, fmt.Errorf("%s, entry %q: %w", describe(id), k, err)
 		}
 		env.Objects = append(env.Objects, obj)
+		env.Keys = append(env.Keys, k)
 	}
 	if len(env.Objects) == 0 {
 		return nil, fmt.Errorf("%s carries no object: add at least one entry to its data", describe(id))
@@ -117,7 +123,11 @@ func entry(id placementv1beta1.EnvelopeIdentifier, raw []byte) ([]byte, error) {
 		return nil, fmt.Errorf("not a single Kubernetes object: each entry holds one object with apiVersion, kind and metadata.name")
 	}
 	// Read with the exact key names the member will see (encoding/json
-	// would match "metAdAtA" to a struct's metadata field).
+	// would match "metAdAtA" to a struct's metadata field), and refused if
+	// a key repeats or has a variant in another letter case.
+	if _, err := manifests.ReadHead(js); err != nil {
+		return nil, err
+	}
 	u := unstructured.Unstructured{Object: obj}
 	if _, ok := obj["metadata"].(map[string]any); !ok {
 		return nil, fmt.Errorf("apiVersion, kind and metadata.name are required")

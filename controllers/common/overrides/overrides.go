@@ -21,6 +21,7 @@ import (
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
+	"github.com/fleetplane/fleetplane/internal/manifests"
 )
 
 // Set is a set of override snapshots of one workspace.
@@ -236,24 +237,17 @@ func ruleMatches(rule placementv1beta1.OverrideRule, clusterLabels map[string]st
 	return false
 }
 
-// Identify reads the identifier of a manifest.
+// Identify reads the identifier of a manifest, with exact keys.
 func Identify(raw []byte) (placementv1beta1.ResourceIdentifier, error) {
-	var head struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
-	}
-	if err := json.Unmarshal(raw, &head); err != nil {
+	head, err := manifests.ReadHead(raw)
+	if err != nil {
 		return placementv1beta1.ResourceIdentifier{}, err
 	}
 	gv, err := schema.ParseGroupVersion(head.APIVersion)
 	if err != nil {
 		return placementv1beta1.ResourceIdentifier{}, err
 	}
-	return placementv1beta1.ResourceIdentifier{Group: gv.Group, Version: gv.Version, Kind: head.Kind, Name: head.Metadata.Name, Namespace: head.Metadata.Namespace}, nil
+	return placementv1beta1.ResourceIdentifier{Group: gv.Group, Version: gv.Version, Kind: head.Kind, Name: head.Name, Namespace: head.Namespace}, nil
 }
 
 // Cluster is what an override may read of the member cluster it renders for.
@@ -352,14 +346,39 @@ func applyPatch(raw []byte, op placementv1beta1.JSONPatchOverride, cluster Clust
 }
 
 // ValidateOperation checks what the schema cannot: a value goes with add and
-// replace, and never with remove.
+// replace, and never with remove. It checks the path as the schema does
+// too, for overrides stored before the schema did.
 func ValidateOperation(op placementv1beta1.JSONPatchOverride) error {
+	if err := ValidatePath(op.Path); err != nil {
+		return err
+	}
 	hasValue := len(op.Value.Raw) > 0
 	switch {
 	case op.Operator == placementv1beta1.JSONPatchOverrideOpRemove && hasValue:
 		return fmt.Errorf("a remove operation takes no value: delete the value of the %s operation on %s", op.Operator, op.Path)
 	case op.Operator != placementv1beta1.JSONPatchOverrideOpRemove && !hasValue:
 		return fmt.Errorf("an %s operation needs a value: set the value of the operation on %s", op.Operator, op.Path)
+	}
+	return nil
+}
+
+// ValidatePath refuses a path that could change what object a manifest is
+// or fake its state: /kind, /apiVersion and /status, and everything under
+// /metadata but labels and annotations, in any letter case (the member
+// reads keys exactly; a loose reader could take "/Kind" for the kind).
+func ValidatePath(p string) error {
+	if !strings.HasPrefix(p, "/") {
+		return fmt.Errorf("path %q must be a JSON pointer starting with '/'", p)
+	}
+	first, rest, _ := strings.Cut(p[1:], "/")
+	switch strings.ToLower(first) {
+	case "kind", "apiversion", "status":
+		return fmt.Errorf("path %s targets %s, which an override cannot change (in any letter case)", p, first)
+	case "metadata":
+		field, _, _ := strings.Cut(rest, "/")
+		if first != "metadata" || (field != "labels" && field != "annotations") {
+			return fmt.Errorf("path %s is under /metadata, where an override can only target /metadata/labels or /metadata/annotations, spelled exactly", p)
+		}
 	}
 	return nil
 }

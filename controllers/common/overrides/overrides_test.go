@@ -164,3 +164,42 @@ func TestForPlacementAndOn(t *testing.T) {
 		t.Errorf("a placement selecting nothing has overrides: %+v", m)
 	}
 }
+
+func TestValidatePath(t *testing.T) {
+	for path, allowed := range map[string]bool{
+		"/spec/replicas":             true,
+		"/metadata/labels":           true,
+		"/metadata/labels/tier":      true,
+		"/metadata/annotations/a~1b": true,
+		"/metadata~1name":            true, // a top-level key "metadata/name", not metadata
+		"spec":                       false,
+		"/kind":                      false,
+		"/Kind":                      false,
+		"/KIND/x":                    false,
+		"/apiVersion":                false,
+		"/apiversion":                false,
+		"/Status/phase":              false,
+		"/metadata":                  false,
+		"/metadata/name":             false,
+		"/metadata/Namespace":        false,
+		"/metadata/Labels":           false,
+		"/Metadata/labels":           false,
+		"/METADATA/annotations/x":    false,
+	} {
+		if err := ValidatePath(path); (err == nil) != allowed {
+			t.Errorf("ValidatePath(%q) = %v, want allowed=%v", path, err, allowed)
+		}
+	}
+}
+
+// An override stored before the schema refused case variants of the
+// identity keys is refused when it is applied.
+func TestApplyRefusesIdentityPathsInAnyCase(t *testing.T) {
+	set := Set{Cluster: []placementv1beta1.ClusterResourceOverrideSnapshot{
+		cro("kind", patchRule(selectAll(), op(placementv1beta1.JSONPatchOverrideOpAdd, "/Kind", `"ConfigMap"`))),
+	}}
+	_, err := set.Apply([]byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}`), Cluster{Name: "m1"})
+	if err == nil || !strings.Contains(err.Error(), "path /Kind targets Kind, which an override cannot change") {
+		t.Fatalf("Apply = %v", err)
+	}
+}

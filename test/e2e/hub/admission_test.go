@@ -289,7 +289,19 @@ var invalidCases = []TableEntry{
   policy: {overrideRules: [{jsonPatchOverrides: [{op: replace, path: /status/replicas, value: 1}]}]}`), want: []string{"path cannot target /kind, /apiVersion or /status"}}),
 	Entry("override patching metadata.name", invalidCase{obj: nsObj("ResourceOverride", "ro-name", `
   resourceSelectors: [{group: apps, version: v1, kind: Deployment, name: web}]
-  policy: {overrideRules: [{jsonPatchOverrides: [{op: replace, path: /metadata/name, value: x}]}]}`), want: []string{"path under /metadata can only target /metadata/labels"}}),
+  policy: {overrideRules: [{jsonPatchOverrides: [{op: replace, path: /metadata/name, value: x}]}]}`), want: []string{"path under /metadata", "can only target /metadata/labels"}}),
+	Entry("override adding /Kind (a case variant of kind)", invalidCase{obj: obj("ClusterResourceOverride", "cro-kind-case", `
+  clusterResourceSelectors: [{group: apiextensions.k8s.io, version: v1, kind: CustomResourceDefinition, name: widgets.example.com}]
+  policy: {overrideRules: [{clusterSelector: {}, jsonPatchOverrides: [{op: add, path: /Kind, value: ConfigMap}]}]}`), want: []string{"path cannot target /kind, /apiVersion or /status, in any letter case"}}),
+	Entry("override adding /APIVERSION", invalidCase{obj: nsObj("ResourceOverride", "ro-apiversion-case", `
+  resourceSelectors: [{group: apps, version: v1, kind: Deployment, name: web}]
+  policy: {overrideRules: [{jsonPatchOverrides: [{op: add, path: /APIVERSION, value: v1}]}]}`), want: []string{"in any letter case"}}),
+	Entry("override patching /metadata/Namespace", invalidCase{obj: nsObj("ResourceOverride", "ro-namespace-case", `
+  resourceSelectors: [{group: apps, version: v1, kind: Deployment, name: web}]
+  policy: {overrideRules: [{jsonPatchOverrides: [{op: add, path: /metadata/Namespace, value: kube-system}]}]}`), want: []string{"path under /metadata", "spelled exactly"}}),
+	Entry("override patching /Metadata/labels", invalidCase{obj: nsObj("ResourceOverride", "ro-metadata-case", `
+  resourceSelectors: [{group: apps, version: v1, kind: Deployment, name: web}]
+  policy: {overrideRules: [{jsonPatchOverrides: [{op: add, path: /Metadata/labels, value: {a: b}}]}]}`), want: []string{"path under /metadata", "spelled exactly"}}),
 	Entry("override path without leading slash", invalidCase{obj: nsObj("ResourceOverride", "ro-slash", `
   resourceSelectors: [{group: apps, version: v1, kind: Deployment, name: web}]
   policy: {overrideRules: [{jsonPatchOverrides: [{op: replace, path: spec/replicas, value: 1}]}]}`), want: []string{"path must be a JSON pointer starting with '/'"}}),

@@ -50,7 +50,7 @@ var _ = Describe("Custom resources a team defines in its workspace", func() {
 			g.Expect(crp.Status.PerClusterPlacementStatuses).To(HaveLen(1))
 			synced := condition(crp.Status.PerClusterPlacementStatuses[0].Conditions, string(placementv1beta1.PerClusterWorkSynchronizedConditionType))
 			g.Expect(synced.Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(synced.Message).To(ContainSubstring("CustomResourceDefinition " + crd.Name + " cannot be placed on member cluster member-1"))
+			g.Expect(synced.Message).To(ContainSubstring("on member cluster member-1: CustomResourceDefinition " + crd.Name + ": no ClusterGrant"))
 			g.Expect(synced.Message).To(ContainSubstring("allowCustomResourceDefinitions"))
 		}).Should(Succeed())
 		Consistently(func(g Gomega) { expectOnlyOn(g, namespace(ns)) }, "2s").Should(Succeed())

@@ -368,7 +368,7 @@ var _ = Describe("Objects a team's placement did not create on a member", func()
 })
 
 var _ = Describe("A namespace a team placed on a member", func() {
-	It("belongs to that team: another team placing into it is refused, and the first team's deletion touches nothing of the second's", func() {
+	It("belongs to that team: another team placing into it is refused without learning whose it is, and the first team's deletion touches nothing of the second's", func() {
 		a, b := newTeam("owner"), newTeam("neighbour")
 		ns := uniqueName("shared-ns")
 		a.create(namespace(ns), configMap(ns, "a-settings", nil))
@@ -383,8 +383,12 @@ var _ = Describe("A namespace a team placed on a member", func() {
 		By("team B placing the same namespace and its own ConfigMap in it")
 		b.place(newCRP("app", pickFixed("member-1"), namespaceSelector(ns)))
 		Eventually(func(g Gomega) {
-			expectFailed(g, b.getCRP(g, "app"), "member-1", placementv1beta1.ApplyResultFailedToTakeOver,
-				"belongs to workspace "+a.path, namespaceID(ns), configMapID(ns, "b-settings"))
+			crpB := b.getCRP(g, "app")
+			expectFailed(g, crpB, "member-1", placementv1beta1.ApplyResultFailedToTakeOver,
+				"belongs to another workspace's placements", namespaceID(ns), configMapID(ns, "b-settings"))
+			for _, f := range failedOn(g, crpB, "member-1") {
+				g.Expect(f.Condition.Message).NotTo(ContainSubstring(a.path), "team B learns nothing of team A")
+			}
 		}).Should(Succeed())
 		Consistently(func(g Gomega) {
 			expectGoneFrom(g, configMap(ns, "b-settings", nil), "member-1")
