@@ -28,6 +28,10 @@ type trusted struct {
 	// policy is set for team workspaces: what their grants allow on the
 	// cluster. The hub holds every manifest to it, and so does the syncer.
 	policy *teampolicy.Policy
+	// team owns the workspace's namespaces on members: the workspace
+	// itself, or the one above a child workspace that its grants name.
+	team     logicalcluster.Name
+	teamPath logicalcluster.Path
 	// deleteStrategy is the placement's, recorded on its Works.
 	deleteStrategy placementv1beta1.DeletePropagationPolicy
 	// cluster is what overrides may read of the target cluster.
@@ -43,6 +47,8 @@ func (t trusted) annotate(w *placementv1beta1.Work) {
 	}
 	if t.policy != nil {
 		maps.Copy(add, t.policy.Annotations())
+		add[placementv1beta1.TeamAnnotation] = t.team.String()
+		add[placementv1beta1.TeamPathAnnotation] = t.teamPath.String()
 	}
 	w.Annotations = merged(w.Annotations, add)
 }
@@ -88,6 +94,10 @@ func (r *Reconciler) trust(ctx context.Context, c client.Client, o origin) (trus
 		policy := access.Policy(mc)
 		policy.ReservedNamespaces = r.TeamReservedNamespaces
 		t.policy = &policy
+		t.teamPath = access.Team()
+		if t.team, err = ws.Ancestor(ctx, t.teamPath); err != nil {
+			return trusted{}, fmt.Errorf("finding team workspace %s: %w", t.teamPath, err)
+		}
 	}
 	return t, nil
 }

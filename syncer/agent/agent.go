@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -73,6 +74,9 @@ func hubConfig(ctx context.Context, cfg *rest.Config, member client.Client) (*re
 	return cfg, nil
 }
 
+// placedSelector selects the member objects placements manage.
+var placedSelector = labels.SelectorFromSet(labels.Set{placementv1beta1.PlacedLabel: "true"})
+
 // cacheSyncTimeout is long: while the hub is unreachable the syncer waits
 // (and changes nothing on the member) rather than give up.
 const cacheSyncTimeout = time.Hour
@@ -89,20 +93,26 @@ func Run(ctx context.Context, opts Options) error {
 	namespace := fmt.Sprintf(clusterv1beta1.NamespaceNameFormat, opts.MemberName)
 	log := ctrl.LoggerFrom(ctx).WithValues("member", opts.MemberName)
 
-	// Nothing the syncer does reads managed fields: its caches keep none.
-	member, err := cluster.New(opts.Member, func(o *cluster.Options) {
-		o.Scheme = scheme
-		o.Cache.DefaultTransform = cache.TransformStripManagedFields()
-	})
-	if err != nil {
-		return fmt.Errorf("connecting to the member cluster: %w", err)
-	}
 	direct, err := client.New(opts.Member, client.Options{Scheme: scheme})
 	if err != nil {
 		return err
 	}
 	if err := installAppliedWorkCRD(ctx, direct); err != nil {
 		return err
+	}
+	// Nothing the syncer does reads managed fields: its caches keep none.
+	// They hold what placements put on the member, not all the member holds
+	// of the kinds they place (every ConfigMap, say): objects a placement
+	// manages carry the placed label, and the syncer's own AppliedWorks
+	// (whose kind the cache maps when it is made: it comes after the CRD).
+	member, err := cluster.New(opts.Member, func(o *cluster.Options) {
+		o.Scheme = scheme
+		o.Cache.DefaultTransform = cache.TransformStripManagedFields()
+		o.Cache.DefaultLabelSelector = placedSelector
+		o.Cache.ByObject = map[client.Object]cache.ByObject{&placementv1beta1.AppliedWork{}: {Label: labels.Everything()}}
+	})
+	if err != nil {
+		return fmt.Errorf("connecting to the member cluster: %w", err)
 	}
 	hub, err := hubConfig(ctx, opts.Hub, direct)
 	if err != nil {

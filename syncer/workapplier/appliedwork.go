@@ -370,6 +370,9 @@ func (r *Reconciler) releaseObject(ctx context.Context, appliedWork string, o ow
 		delete(annotations, placementv1beta1.NamespaceOwnerPathAnnotation)
 	}
 	obj.SetAnnotations(annotations)
+	labels := obj.GetLabels()
+	delete(labels, placementv1beta1.PlacedLabel)
+	obj.SetLabels(labels)
 	return nil, client.IgnoreNotFound(c.Patch(ctx, obj, patch))
 }
 

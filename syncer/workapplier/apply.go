@@ -299,10 +299,10 @@ func paths(ds []diff.Detail) string {
 	return strings.Join(ps, ", ")
 }
 
-// upToDate is true when the live object is this placement's and carries the
-// hash of the very manifest it would apply: nothing to write.
+// upToDate is true when the live object is this placement's, watched, and
+// carries the hash of the very manifest it would apply: nothing to write.
 func (a *applier) upToDate(live *unstructured.Unstructured, hash string) bool {
-	if !a.owner.manages(live) || live.GetAnnotations()[placementv1beta1.ManifestHashAnnotation] != hash {
+	if !a.owner.manages(live) || !placed(live) || live.GetAnnotations()[placementv1beta1.ManifestHashAnnotation] != hash {
 		return false
 	}
 	return !a.owner.createdBy(live) || slices.ContainsFunc(live.GetOwnerReferences(), func(ref metav1.OwnerReference) bool { return ref.UID == a.appliedWork.UID })

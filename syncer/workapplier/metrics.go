@@ -1,6 +1,7 @@
 package workapplier
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,8 +28,44 @@ var (
 	}, []string{"member"})
 )
 
+// watchedObjects counts, when scraped, the objects the syncer holds in its
+// member cache, by kind: what placements put on the member, never all the
+// member holds of a kind.
+var watchedObjects = &watchedObjectsCollector{
+	desc: prometheus.NewDesc("fleet_syncer_watched_objects",
+		"Objects the syncer watches (and keeps in memory) on the member cluster, by member and kind: those placements manage.",
+		[]string{"member", "kind"}, nil),
+	trackers: map[string]*tracker{},
+}
+
 func init() {
-	ctrlmetrics.Registry.MustRegister(workApplyDuration, workApplyErrors, manifestsApplied, watchedKinds)
+	ctrlmetrics.Registry.MustRegister(workApplyDuration, workApplyErrors, manifestsApplied, watchedKinds, watchedObjects)
+}
+
+type watchedObjectsCollector struct {
+	desc *prometheus.Desc
+	mu   sync.Mutex
+	// trackers are the running syncers' trackers by member name; a syncer
+	// that starts over replaces its own.
+	trackers map[string]*tracker
+}
+
+func (c *watchedObjectsCollector) add(t *tracker) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.trackers[t.memberName] = t
+}
+
+func (c *watchedObjectsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *watchedObjectsCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for member, t := range c.trackers {
+		for kind, n := range t.cached() {
+			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), member, kind)
+		}
+	}
 }
 
 // observeApply records one Work apply that started at start.

@@ -22,6 +22,10 @@ type owner struct {
 	manager string
 	// workspace is the logical cluster of the placement, path its path.
 	workspace, path string
+	// team is the logical cluster that owns the placement's namespaces,
+	// teamPath its path: the workspace itself, or the team above a child
+	// workspace.
+	team, teamPath string
 	// policy is set on team Works (team workspaces): they keep to the
 	// kinds and namespaces a team may place, to namespaces of their own
 	// workspace, adopt nothing outside the grants' takeover patterns and
@@ -47,6 +51,10 @@ func ownerOf(work *placementv1beta1.Work) owner {
 	o.manager = placementv1beta1.FieldManager(o.identity)
 	if o.path == "" {
 		o.path = o.workspace
+	}
+	o.team, o.teamPath = work.Annotations[placementv1beta1.TeamAnnotation], work.Annotations[placementv1beta1.TeamPathAnnotation]
+	if o.team == "" {
+		o.team, o.teamPath = o.workspace, o.path
 	}
 	return o
 }
@@ -108,7 +116,7 @@ func (o owner) mayUseNamespace(name string, ns *unstructured.Unstructured) (stri
 		return "", "", true
 	}
 	switch ws := ns.GetAnnotations()[placementv1beta1.NamespaceOwnerAnnotation]; {
-	case ws == o.workspace:
+	case ws == o.team:
 		return "", "", true
 	case ws != "":
 		return placementv1beta1.ApplyResultFailedToTakeOver,
@@ -117,7 +125,7 @@ func (o owner) mayUseNamespace(name string, ns *unstructured.Unstructured) (stri
 		return "", "", true
 	default:
 		return placementv1beta1.ApplyResultNotTakenOver,
-			fmt.Sprintf("namespace %s already exists on this member cluster and no placement of workspace %s created it; place into a namespace of your own, or ask a platform admin to list it in a ClusterGrant's takeOverNamespaces", name, o.path), false
+			fmt.Sprintf("namespace %s already exists on this member cluster and no placement of workspace %s created it; place into a namespace of your own, or ask a platform admin to list it in a ClusterGrant's takeOverNamespaces", name, o.teamPath), false
 	}
 }
 
@@ -146,8 +154,8 @@ func (o owner) otherPlacement(identity string) string {
 }
 
 // stamp writes the ownership bookkeeping on an object about to be applied:
-// the placement that manages it, whether it created it, and for a
-// Namespace, the workspace it belongs to. These keys are the syncer's alone:
+// the placement that manages it, whether it created it, for a Namespace
+// the workspace it belongs to, and the label the syncer's watches select. These keys are the syncer's alone:
 // whatever a manifest brings under them is dropped first, so that no
 // placement can claim, say, to have created an object it adopted (and so
 // delete it later).
@@ -163,11 +171,23 @@ func (o owner) stamp(obj *unstructured.Unstructured, created bool) {
 	if created {
 		annotations[placementv1beta1.CreatedByAnnotation] = o.identity
 	}
-	if isNamespace(obj) && o.workspace != "" {
-		annotations[placementv1beta1.NamespaceOwnerAnnotation] = o.workspace
-		annotations[placementv1beta1.NamespaceOwnerPathAnnotation] = o.path
+	if isNamespace(obj) && o.team != "" {
+		annotations[placementv1beta1.NamespaceOwnerAnnotation] = o.team
+		annotations[placementv1beta1.NamespaceOwnerPathAnnotation] = o.teamPath
 	}
 	obj.SetAnnotations(annotations)
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[placementv1beta1.PlacedLabel] = "true"
+	obj.SetLabels(labels)
+}
+
+// placed tells whether the live object carries the label that the syncer's
+// watches select: one without it is not seen changing.
+func placed(live *unstructured.Unstructured) bool {
+	return live.GetLabels()[placementv1beta1.PlacedLabel] == "true"
 }
 
 // ownershipAnnotations record on member objects who manages and who created

@@ -53,6 +53,11 @@ func object(kind, namespace, name string, annotations map[string]string) *unstru
 func TestTeamRules(t *testing.T) {
 	team := ownerOf(teamWork("legacy-*"))
 	everything := ownerOf(teamWork("*"))
+	childWork := teamWork("")
+	childWork.Labels[placementv1beta1.WorkspaceLabel] = "5kid"
+	childWork.Annotations[placementv1beta1.TeamAnnotation] = "2abc"
+	childWork.Annotations[placementv1beta1.TeamPathAnnotation] = "root:teams:a"
+	child := ownerOf(childWork)
 	crdWork := teamWork("")
 	crdWork.Annotations[placementv1beta1.AllowCustomResourceDefinitionsAnnotation] = "true"
 	withCRDs := ownerOf(crdWork)
@@ -72,6 +77,9 @@ func TestTeamRules(t *testing.T) {
 		{"a namespace no placement created", func() (string, string, bool) { return team.mayUseNamespace("ns", owned("")) }, placementv1beta1.ApplyResultNotTakenOver},
 		{"a namespace a grant lets the team adopt", func() (string, string, bool) { return team.mayUseNamespace("legacy-app", owned("")) }, ""},
 		{"the platform places anywhere", func() (string, string, bool) { return platform.mayUseNamespace("ns", owned("9xyz")) }, ""},
+		{"a child workspace places into its team's namespace", func() (string, string, bool) { return child.mayUseNamespace("ns", owned("2abc")) }, ""},
+		{"a child workspace places into no other namespace", func() (string, string, bool) { return child.mayUseNamespace("ns", owned("5kid")) },
+			placementv1beta1.ApplyResultFailedToTakeOver},
 		{"adopting an object outside the takeover namespaces", func() (string, string, bool) {
 			return team.mayAdopt(object("ConfigMap", "platform-system", "cfg", nil), false)
 		}, placementv1beta1.ApplyResultNotTakenOver},
@@ -201,6 +209,15 @@ func TestStamp(t *testing.T) {
 	}
 	if !team.manages(ns) || !team.createdBy(ns) {
 		t.Errorf("the placement manages and created the namespace it stamped")
+	}
+	childWork := teamWork("")
+	childWork.Labels[placementv1beta1.WorkspaceLabel] = "5kid"
+	childWork.Annotations[placementv1beta1.TeamAnnotation] = "2abc"
+	childWork.Annotations[placementv1beta1.TeamPathAnnotation] = "root:teams:a"
+	childNS := object("Namespace", "", "kid", nil)
+	ownerOf(childWork).stamp(childNS, true)
+	if got := childNS.GetAnnotations(); got[placementv1beta1.NamespaceOwnerAnnotation] != "2abc" || got[placementv1beta1.OwnerAnnotation] != "5kid/app/web" {
+		t.Errorf("a child workspace's namespace is its team's, its objects its placement's: %v", got)
 	}
 	adopted := object("ConfigMap", "app", "cfg", map[string]string{"keep": "me"})
 	team.stamp(adopted, false)

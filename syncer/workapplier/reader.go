@@ -13,9 +13,10 @@ import (
 // memberReader reads the objects the syncer places: from the member cache,
 // which the tracker's watches of the placed kinds fill, once a kind's
 // informer has synced; from the API server otherwise. A cache miss is read
-// from the API server too (but see forCreate), as the cache may not have
-// seen the object yet: a placement must never write over, and so take
-// over, an object it did not see. Objects read from the cache are written
+// from the API server too (but see forCreate): the cache may not have seen
+// the object yet, and it holds only objects placements manage (the placed
+// label), not one a placement may adopt. A placement must never write over,
+// and so take over, an object it did not see. Objects read from the cache are written
 // with their resourceVersion as a precondition, so that a stale copy is
 // refused.
 type memberReader struct {

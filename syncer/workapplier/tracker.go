@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,8 +23,9 @@ import (
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 )
 
-// tracker watches, on the member cluster, the kinds the syncer places, and
-// maps changes of applied objects back to their Work, so availability is
+// tracker watches, on the member cluster, the objects the syncer placed
+// (the member cache selects the placed label) of the kinds it places, and
+// maps their changes back to their Work, so availability is
 // re-assessed when it changes instead of by polling. It keeps a watch (and
 // the member cache's informer, which reads of the kind start too) only
 // while some Work uses the kind: a member that once held a kind does not
@@ -48,8 +50,10 @@ type tracker struct {
 }
 
 func newTracker(c controller.Controller, member cluster.Cluster, hub client.Reader, namespace, memberName string) *tracker {
-	return &tracker{ctrl: c, member: member, hub: hub, namespace: namespace, memberName: memberName,
+	t := &tracker{ctrl: c, member: member, hub: hub, namespace: namespace, memberName: memberName,
 		uses: map[string]sets.Set[schema.GroupVersionKind]{}, watched: sets.New[schema.GroupVersionKind](), informed: sets.New[schema.GroupVersionKind]()}
+	watchedObjects.add(t)
+	return t
 }
 
 // use records the kinds a Work uses now, before it reads or applies any of
@@ -106,6 +110,23 @@ func (t *tracker) track(ctx context.Context, gvk schema.GroupVersionKind) error 
 	t.informed.Insert(gvk)
 	watchedKinds.WithLabelValues(t.memberName).Set(float64(t.watched.Len()))
 	return nil
+}
+
+// cached counts the objects the member cache holds of each watched kind.
+func (t *tracker) cached() map[string]int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	counts := map[string]int{}
+	for gvk := range t.watched {
+		informer, err := t.member.GetCache().GetInformer(context.Background(), objectOf(gvk), cache.BlockUntilSynced(false))
+		if err != nil {
+			continue
+		}
+		if s, ok := informer.(interface{ GetStore() toolscache.Store }); ok {
+			counts[gvk.GroupKind().String()] += len(s.GetStore().ListKeys())
+		}
+	}
+	return counts
 }
 
 // kindsOf returns the kinds of a Work's manifests and of what its

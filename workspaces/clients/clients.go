@@ -6,6 +6,7 @@ package clients
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -297,6 +298,31 @@ func (w *Workspace) Path(ctx context.Context) (logicalcluster.Path, error) {
 	}
 	w.path = path
 	return path, nil
+}
+
+// Ancestor returns the logical cluster of the workspace at path, which is
+// this workspace or one above it (a team above its child workspace). Each
+// step up is the owner that resolving the path confirmed.
+func (w *Workspace) Ancestor(ctx context.Context, path logicalcluster.Path) (logicalcluster.Name, error) {
+	own, err := w.Path(ctx)
+	if err != nil {
+		return "", err
+	}
+	if own == path {
+		return w.Name, nil
+	}
+	if !strings.HasPrefix(own.String(), path.String()+":") {
+		return "", fmt.Errorf("workspace %s is not below %s", own, path)
+	}
+	lc, err := w.logicalCluster(ctx)
+	if err != nil {
+		return "", err
+	}
+	parent, err := w.factory.For(logicalcluster.Name(lc.Spec.Owner.Cluster))
+	if err != nil {
+		return "", err
+	}
+	return parent.Ancestor(ctx, path)
 }
 
 func (w *Workspace) logicalCluster(ctx context.Context) (*corev1alpha1.LogicalCluster, error) {

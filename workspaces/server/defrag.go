@@ -5,10 +5,13 @@ import (
 	"crypto/tls"
 	"time"
 
+	"github.com/kcp-dev/embeddedetcd"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/klog/v2"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -52,21 +55,11 @@ func worthDefragmenting(size, inUse int64) bool {
 // interval, the first an interval after the start (not while the API server
 // starts up), until ctx ends, and defragments it when worthDefragmenting.
 func defragmentWhenMostlyFree(ctx context.Context, cfg *embed.Config, interval time.Duration) error {
-	var tlsConfig *tls.Config // the client takes nil for a plain connection
-	if !cfg.ClientTLSInfo.Empty() {
-		var err error
-		// etcd's own certificate (kcp's peer certificate) serves as a client's too.
-		if tlsConfig, err = cfg.ClientTLSInfo.ClientConfig(); err != nil {
-			return err
-		}
-	}
-	endpoint := cfg.AdvertiseClientUrls[0].String()
-	client, err := clientv3.New(clientv3.Config{
-		Endpoints: []string{endpoint}, TLS: tlsConfig, DialTimeout: etcdDialTimeout, Logger: zap.NewNop(),
-	})
+	client, err := embeddedEtcdClient(cfg)
 	if err != nil {
 		return err
 	}
+	endpoint := cfg.AdvertiseClientUrls[0].String()
 	go func() {
 		defer client.Close()
 		d := defragmenter{client: client, endpoint: endpoint, logger: klog.FromContext(ctx).WithName("etcd-defrag")}
@@ -84,6 +77,37 @@ func defragmentWhenMostlyFree(ctx context.Context, cfg *embed.Config, interval t
 		}
 	}()
 	return nil
+}
+
+// embeddedEtcdClient connects to the embedded etcd.
+func embeddedEtcdClient(cfg *embed.Config) (*clientv3.Client, error) {
+	var tlsConfig *tls.Config // the client takes nil for a plain connection
+	if !cfg.ClientTLSInfo.Empty() {
+		var err error
+		// etcd's own certificate (kcp's peer certificate) serves as a client's too.
+		if tlsConfig, err = cfg.ClientTLSInfo.ClientConfig(); err != nil {
+			return nil, err
+		}
+	}
+	return clientv3.New(clientv3.Config{
+		Endpoints: []string{cfg.AdvertiseClientUrls[0].String()}, TLS: tlsConfig, DialTimeout: etcdDialTimeout, Logger: zap.NewNop(),
+	})
+}
+
+// dialEtcd connects to the hub's etcd: the embedded one when there is one,
+// else the API server's, with its certificates.
+func dialEtcd(embedded *embeddedetcd.Config, t storagebackend.TransportConfig) (*clientv3.Client, error) {
+	if embedded != nil {
+		return embeddedEtcdClient(embedded.Config)
+	}
+	tlsConfig, err := transport.TLSInfo{CertFile: t.CertFile, KeyFile: t.KeyFile, TrustedCAFile: t.TrustedCAFile}.ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	if t.CertFile == "" && t.KeyFile == "" && t.TrustedCAFile == "" {
+		tlsConfig = nil
+	}
+	return clientv3.New(clientv3.Config{Endpoints: t.ServerList, TLS: tlsConfig, DialTimeout: etcdDialTimeout, Logger: zap.NewNop()})
 }
 
 type defragmenter struct {

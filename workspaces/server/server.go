@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -21,11 +22,15 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apiserver/pkg/admission"
+	kubemutatingwebhook "k8s.io/apiserver/pkg/admission/plugin/webhook/mutating"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/rest"
 	logsapiv1 "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/fleetplane/fleetplane/workspaces/usage"
 )
 
 // Options are the hub settings a user can change; everything else keeps kcp's defaults.
@@ -93,6 +98,19 @@ type Options struct {
 	// do not see their objects, and the hub neither lists them nor decodes
 	// each of their changes once more for those informers.
 	Uninformed []schema.GroupResource
+	// Admission are Fleetplane's own admission plugins, run in every
+	// workspace after kcp's and before the webhooks.
+	Admission []AdmissionPlugin
+	// Usage, when set, is run on etcd to count what each workspace
+	// stores (the team limits read it).
+	Usage *usage.Meter
+}
+
+// AdmissionPlugin is an admission plugin and the name it is registered
+// under.
+type AdmissionPlugin struct {
+	Name    string
+	Factory admission.Factory
 }
 
 // DefaultOptions returns the settings `fleet-hub start` uses without flags.
@@ -172,6 +190,15 @@ func Run(ctx context.Context, opts Options, postStart PostStartFunc) error {
 		}
 	}
 
+	if opts.Usage != nil {
+		client, err := dialEtcd(completedConfig.EmbeddedEtcd.Config, completed.Server.GenericControlPlane.Etcd.StorageConfig.Transport)
+		if err != nil {
+			return fmt.Errorf("connecting to etcd to count what workspaces store: %w", err)
+		}
+		defer client.Close()
+		go opts.Usage.Run(etcdCtx, client, completed.Server.GenericControlPlane.Etcd.StorageConfig.Prefix)
+	}
+
 	compressed := compressedStorage(opts.EtcdCompression)
 	storage := compressed
 	if !opts.WatchCache {
@@ -245,14 +272,26 @@ func kcpOptions(opts Options) (*kcpoptions.Options, error) {
 	o.Server.EmbeddedEtcd.ClientPort = strconv.Itoa(opts.EmbeddedEtcdClientPort)
 	o.Server.EmbeddedEtcd.PeerPort = strconv.Itoa(opts.EmbeddedEtcdPeerPort)
 	o.Server.EmbeddedEtcd.QuotaBackendBytes = opts.EmbeddedEtcdQuotaBytes
-	admission := cp.Admission.GenericAdmission
+	plugins := cp.Admission.GenericAdmission
 	if !opts.AdmissionWebhooks {
-		admission.DisablePlugins = append(admission.DisablePlugins, mutatingwebhook.PluginName, validatingwebhook.PluginName)
+		plugins.DisablePlugins = append(plugins.DisablePlugins, mutatingwebhook.PluginName, validatingwebhook.PluginName)
 	}
 	if !opts.ResourceQuotas {
 		o.Server.Controllers.EnableAll = false
 		o.Server.Controllers.IndividuallyEnabled = kcpControllersButQuota
-		admission.DisablePlugins = append(admission.DisablePlugins, kubequota.PluginName)
+		plugins.DisablePlugins = append(plugins.DisablePlugins, kubequota.PluginName)
+	}
+	for _, p := range opts.Admission {
+		plugins.Plugins.Register(p.Name, p.Factory)
+		// Every registered plugin must be in the order, here after kcp's
+		// own, which kcp puts before the webhooks; a copy, as kcp's order
+		// is a package variable.
+		order := slices.Clone(plugins.RecommendedPluginOrder)
+		at := slices.Index(order, kubemutatingwebhook.PluginName)
+		if at < 0 {
+			at = len(order)
+		}
+		plugins.RecommendedPluginOrder = slices.Insert(order, at, p.Name)
 	}
 	return o, nil
 }

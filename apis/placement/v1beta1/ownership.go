@@ -43,6 +43,13 @@ const (
 	// patterns (path.Match syntax) where a team Work may adopt existing
 	// objects, as the workspace's ClusterGrants for the member allow.
 	TakeOverNamespacesAnnotation = fleetplanePrefix + "take-over-namespaces"
+	// TeamAnnotation on a team Work is the logical cluster of the
+	// workspace that owns the Work's namespaces on members: the workspace
+	// a ClusterGrant names, which is the Work's own or, for a child
+	// workspace, the one above it. The workspace's own when absent.
+	TeamAnnotation = fleetplanePrefix + "team"
+	// TeamPathAnnotation is that workspace's path, for messages.
+	TeamPathAnnotation = fleetplanePrefix + "team-path"
 	// AllowCustomResourceDefinitionsAnnotation ("true") on a team Work says
 	// that a ClusterGrant covering the member lets the workspace place
 	// CustomResourceDefinitions; without it the syncer refuses them.
@@ -66,11 +73,16 @@ const (
 	// objects a placement adopted are released, never deleted.
 	CreatedByAnnotation = fleetplanePrefix + "created-by"
 	// NamespaceOwnerAnnotation, on a member Namespace, is the logical
-	// cluster of the workspace whose placement created (or, as a grant
-	// allowed, adopted) it; other team workspaces cannot place into it.
+	// cluster of the team whose placement created (or, as a grant allowed,
+	// adopted) it (see TeamAnnotation); other teams cannot place into it.
 	NamespaceOwnerAnnotation = fleetplanePrefix + "namespace-owner"
 	// NamespaceOwnerPathAnnotation is that workspace's path, for messages.
 	NamespaceOwnerPathAnnotation = fleetplanePrefix + "namespace-owner-path"
+	// PlacedLabel ("true"), on a member object, says that a placement
+	// manages it. The syncer watches only objects with this label, so its
+	// memory follows what the placements put on the member, not what the
+	// member holds.
+	PlacedLabel = fleetplanePrefix + "placed"
 )
 
 // PlacementIdentity names the placement a Work comes from, unique across

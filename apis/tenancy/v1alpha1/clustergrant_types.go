@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -30,7 +31,8 @@ type ClusterGrant struct {
 // ClusterGrantSpec says who may use which clusters.
 type ClusterGrantSpec struct {
 	// Workspaces are workspace paths, e.g. "root:teams:team-a". A path ending
-	// in ":*" matches every workspace below it, e.g. "root:teams:*".
+	// in ":*" matches every workspace directly below it, e.g. "root:teams:*";
+	// workspaces further down are covered only with childWorkspaces.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=100
 	// +kubebuilder:validation:items:Pattern=`^root(:[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(:\*)?$`
@@ -75,6 +77,58 @@ type ClusterGrantSpec struct {
 	// +kubebuilder:validation:Enum=privileged;baseline;restricted
 	// +optional
 	PodSecurity string `json:"podSecurity,omitempty"`
+
+	// ChildWorkspaces lets the workspaces create workspaces below their own
+	// and covers those with this grant, at any depth. A workspace the grant
+	// names and everything below it are one owner on member clusters: the
+	// team's namespaces are theirs together. Off by default: a team
+	// workspace cannot create child workspaces (so that it cannot multiply
+	// what it owns), and a grant covers only the workspaces it names
+	// ("root:teams:*" covers root:teams:a, not root:teams:a:sub).
+	// +optional
+	ChildWorkspaces bool `json:"childWorkspaces,omitempty"`
+
+	// Limits bound what each of the workspaces keeps on the hub, a team
+	// and its child workspaces together. A limit left unset is the hub's
+	// default (fleet-hub --team-limit-*). Where several grants set limits
+	// for a team, those naming its workspace by path hold over those
+	// naming it by a pattern, and among them the highest limit holds.
+	// Writes by the team that would go over a limit are refused.
+	// +optional
+	Limits *TeamLimits `json:"limits,omitempty"`
+}
+
+// TeamLimits bound a team's share of the hub's storage.
+type TeamLimits struct {
+	// Objects is how many objects, of every kind, the team's workspaces may
+	// hold, the hub's snapshots of its placements included.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Objects *int64 `json:"objects,omitempty"`
+
+	// Storage is how many bytes the team's objects may take in the hub's
+	// etcd, as stored there (compressed, when the hub compresses).
+	// +optional
+	Storage *resource.Quantity `json:"storage,omitempty"`
+
+	// Placements is how many ClusterResourcePlacements and
+	// ResourcePlacements the team may have.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Placements *int32 `json:"placements,omitempty"`
+
+	// Overrides is how many ClusterResourceOverrides and ResourceOverrides
+	// the team may have.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Overrides *int32 `json:"overrides,omitempty"`
+
+	// SnapshotsKept is the highest revisionHistoryLimit a placement of the
+	// team may set: how many old snapshots of each placement the hub keeps.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	SnapshotsKept *int32 `json:"snapshotsKept,omitempty"`
 }
 
 // ClusterGrantStatus shows what the grant currently covers.

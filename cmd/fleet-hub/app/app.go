@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -23,6 +24,7 @@ import (
 	"github.com/fleetplane/fleetplane/metrics"
 	"github.com/fleetplane/fleetplane/workspaces/bootstrap"
 	"github.com/fleetplane/fleetplane/workspaces/server"
+	"github.com/fleetplane/fleetplane/workspaces/teamadmission"
 )
 
 // NewCommand returns the fleet-hub root command.
@@ -79,7 +81,10 @@ var uninformedByKcp = []schema.GroupResource{
 func newStartCommand() *cobra.Command {
 	opts := server.DefaultOptions()
 	opts.Uninformed = uninformedByKcp
+	teams := teamadmission.New()
+	opts.Admission = append(opts.Admission, server.AdmissionPlugin{Name: teamadmission.PluginName, Factory: teams.Factory})
 	ctrlOpts := defaultControllerOptions()
+	opts.Usage = ctrlOpts.Usage
 	metricsOpts := metrics.ServerOptions{BindAddress: ":8080"}
 	pacer := gcpace.Pacer{Min: 25, Max: 100, QuietMax: 50, Interval: time.Minute}
 	cmd := &cobra.Command{
@@ -104,7 +109,7 @@ a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconf
 				if err := bootstrap.Run(ctx, loopback); err != nil {
 					return err
 				}
-				if err := startControllers(ctx, loopback, ctrlOpts); err != nil {
+				if err := startControllers(ctx, loopback, ctrlOpts, teams); err != nil {
 					return err
 				}
 				printNextSteps(cmd.OutOrStdout(), opts)
@@ -123,6 +128,11 @@ a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconf
 	f.DurationVar(&ctrlOpts.UnhealthyThreshold, "cluster-unhealthy-threshold", ctrlOpts.UnhealthyThreshold, "how long a member cluster may miss heartbeats before it is reported unhealthy and gets no new placements (it keeps what it runs); never less than three of the member's heartbeat periods")
 	f.StringSliceVar(&ctrlOpts.TeamReservedNamespaces, "team-reserved-namespaces", nil, "member namespaces (patterns such as platform-*) that team workspaces may never place into, besides default, kube-*, fleet-* and kcp-*")
 	f.DurationVar(&ctrlOpts.UnservedKindGrace, "unserved-kind-grace", placement.DefaultUnservedKindGrace, "how long a placement keeps its last resource snapshot (and the members everything it placed) while a kind it selected is not served by its workspace, as after a restart or during a CRD's schema change; after that the kind is taken as gone")
+	f.Int64Var(&ctrlOpts.TeamLimits.Objects, "team-limit-objects", ctrlOpts.TeamLimits.Objects, "objects a team may keep on the hub, all its workspaces together, where no ClusterGrant naming it sets spec.limits.objects (see docs/tenancy.md)")
+	f.Var((*bytesFlag)(&ctrlOpts.TeamLimits.Bytes), "team-limit-storage", "bytes a team's objects may take in the hub's etcd (a quantity, e.g. 64Mi) where no ClusterGrant naming it sets spec.limits.storage")
+	f.Int64Var(&ctrlOpts.TeamLimits.Placements, "team-limit-placements", ctrlOpts.TeamLimits.Placements, "placements a team may have where no ClusterGrant naming it sets spec.limits.placements")
+	f.Int64Var(&ctrlOpts.TeamLimits.Overrides, "team-limit-overrides", ctrlOpts.TeamLimits.Overrides, "overrides a team may have where no ClusterGrant naming it sets spec.limits.overrides")
+	f.Int64Var(&ctrlOpts.TeamLimits.SnapshotsKept, "team-limit-snapshots-kept", ctrlOpts.TeamLimits.SnapshotsKept, "the highest revisionHistoryLimit a team's placement may set where no ClusterGrant naming the team sets spec.limits.snapshotsKept")
 	f.DurationVar(&ctrlOpts.ForceDeleteWait, "force-delete-wait-time", ctrlOpts.ForceDeleteWait, "how long removing a member cluster waits for its syncer to confirm before its hub state is deleted anyway")
 	f.BoolVar(&opts.AdmissionWebhooks, "admission-webhooks", opts.AdmissionWebhooks, "call the admission webhooks workspaces configure (off by default: with kcp v0.28.1 it costs about a third of the hub's CPU under load; see docs/hub.md)")
 	f.BoolVar(&opts.WatchCache, "watch-cache", opts.WatchCache, "serve lists and watches from the API server's watch caches instead of etcd (several times the memory under load, no faster; see docs/performance.md)")
@@ -136,3 +146,21 @@ a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconf
 	f.IntVarP(&opts.LogVerbosity, "v", "v", opts.LogVerbosity, "log verbosity")
 	return cmd
 }
+
+// bytesFlag is a flag of bytes written as a quantity (64Mi).
+type bytesFlag int64
+
+func (b *bytesFlag) String() string {
+	return resource.NewQuantity(int64(*b), resource.BinarySI).String()
+}
+
+func (b *bytesFlag) Set(s string) error {
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a quantity of bytes such as 64Mi: %w", s, err)
+	}
+	*b = bytesFlag(q.Value())
+	return nil
+}
+
+func (b *bytesFlag) Type() string { return "quantity" }

@@ -49,6 +49,9 @@ import (
 	"github.com/fleetplane/fleetplane/workspaces/bootstrap"
 	"github.com/fleetplane/fleetplane/workspaces/clients"
 	"github.com/fleetplane/fleetplane/workspaces/release"
+	"github.com/fleetplane/fleetplane/workspaces/teamadmission"
+	"github.com/fleetplane/fleetplane/workspaces/tenancy"
+	"github.com/fleetplane/fleetplane/workspaces/usage"
 )
 
 // returnMemoryAfter is how long after the last team workspace went away the
@@ -67,12 +70,22 @@ type controllerOptions struct {
 	// UnservedKindGrace is how long a placement keeps its last resource
 	// snapshot while a kind it selected is not served by its workspace.
 	UnservedKindGrace time.Duration
+	// TeamLimits are the limits of a team no grant sets.
+	TeamLimits tenancy.Limits
+	// Usage counts what the workspaces store (the server runs it).
+	Usage *usage.Meter
 }
+
+// usagePublishInterval is how often each team's usage shown on its
+// workspace is brought up to date (written only when it changed).
+const usagePublishInterval = 15 * time.Second
 
 func defaultControllerOptions() controllerOptions {
 	return controllerOptions{
 		UnhealthyThreshold: membercluster.DefaultUnhealthyThreshold,
 		ForceDeleteWait:    membercluster.DefaultForceDeleteWait,
+		TeamLimits:         tenancy.DefaultLimits,
+		Usage:              usage.NewMeter(),
 	}
 }
 
@@ -125,9 +138,10 @@ func transformCached(wildcard cache.Cache, objs ...client.Object) error {
 
 // startControllers runs the hub's controllers until ctx ends: the platform
 // workspace's own (member clusters, grants) and the workspace-aware ones that
-// serve placements in every workspace binding the placement API. It returns
-// once they are set up; errors afterwards are logged.
-func startControllers(ctx context.Context, loopback *rest.Config, opts controllerOptions) error {
+// serve placements in every workspace binding the placement API. It gives the
+// team admission its rules, and returns once they are set up; errors
+// afterwards are logged.
+func startControllers(ctx context.Context, loopback *rest.Config, opts controllerOptions, teams *teamadmission.Plugin) error {
 	scheme, err := hubScheme()
 	if err != nil {
 		return err
@@ -172,6 +186,12 @@ func startControllers(ctx context.Context, loopback *rest.Config, opts controlle
 		return err
 	}
 	workspaces := clients.NewFactory(loopback, scheme)
+	rules := tenancy.AdmissionRules{Workspaces: workspaces, Grants: tenancy.Grants{Reader: mgr.GetAPIReader()},
+		CachedGrants: tenancy.Grants{Reader: mgr.GetClient()}, Meter: opts.Usage, Defaults: opts.TeamLimits}
+	teams.SetRules(rules)
+	go func() {
+		_ = (&tenancy.UsagePublisher{Rules: rules, Interval: usagePublishInterval}).Start(ctx)
+	}()
 	changes := resourcechange.New(mcMgr, workspaces.APIsChanged)
 	if err := setupControllers(mcMgr, workspaces, opts, changes); err != nil {
 		return err

@@ -5,6 +5,7 @@ package hub
 
 import (
 	"fmt"
+	corev1alpha1 "github.com/kcp-dev/kcp/sdk/apis/core/v1alpha1"
 	"net/url"
 	"strings"
 
@@ -26,10 +27,10 @@ import (
 // every member's Work.
 var FleetPath = logicalcluster.NewPath("root:fleet")
 
-// Scheme knows the built-in and fleet kinds.
+// Scheme knows the built-in and fleet kinds, and kcp's LogicalCluster.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1beta1.AddToScheme, placementv1beta1.AddToScheme, tenancyv1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1beta1.AddToScheme, placementv1beta1.AddToScheme, tenancyv1alpha1.AddToScheme, corev1alpha1.AddToScheme} {
 		if err := add(s); err != nil {
 			panic(err)
 		}

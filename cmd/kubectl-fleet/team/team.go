@@ -1,6 +1,7 @@
 // Package team implements `kubectl fleet team create`: a team's workspace
 // under root:teams, the ClusterGrant that gives it its clusters, and the
-// team's admins.
+// team's admins; and `kubectl fleet team usage`: what a team keeps on the
+// hub against its limits.
 package team
 
 import (
@@ -67,7 +68,7 @@ admins, and the grant's clusters if --clusters is given.`,
 	f.StringVar(&o.clusters, "clusters", "", "label selector of the member clusters the team may use (kubectl -l syntax); empty: all clusters")
 	f.StringSliceVar(&o.users, "admin-user", nil, "user to make an admin of the team workspace (repeatable)")
 	f.StringSliceVar(&o.groups, "admin-group", nil, "group to make admins of the team workspace (repeatable)")
-	cmd.AddCommand(create)
+	cmd.AddCommand(create, newUsageCommand(flags, streams.Out))
 	return cmd
 }
 

@@ -1,11 +1,13 @@
 package members
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -93,6 +95,51 @@ var _ = Describe("The syncer's watches on its member", func() {
 		Eventually(gizmoWatches, timeout, interval).Should(Equal(others))
 		Eventually(syncerKinds, timeout, interval).Should(Equal(kinds))
 		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: "default", Name: "gizmo-settings"}, configMap("", "", nil))).To(Succeed())
+	})
+})
+
+var _ = Describe("The syncer's member cache", func() {
+	It("holds the objects placements put on the member, not all the member has of their kinds", func() {
+		m := member("member-3")
+		fc, mc := fleetClient(), memberClient(m)
+		watched := func() float64 {
+			ms, err := framework.Scrape(m.MetricsURL())
+			Expect(err).NotTo(HaveOccurred())
+			n, _ := ms.Sum("fleet_syncer_watched_objects", map[string]string{"member": m.Name, "kind": "ConfigMap"})
+			return n
+		}
+
+		By("50 ConfigMaps the member's own admin made")
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "local-settings"}}
+		Expect(mc.Create(ctx(), ns)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(mc.Delete(ctx(), ns))).To(Succeed()) })
+		for i := range 50 {
+			Expect(mc.Create(ctx(), configMap(ns.Name, fmt.Sprintf("local-%d", i), map[string]string{"k": "v"}))).To(Succeed())
+		}
+
+		By("a Work placing two ConfigMaps: the syncer holds the ConfigMaps placements manage, and no other")
+		work := newWork(m.Name, "cached-objects", configMap("default", "cached-a", nil), configMap("default", "cached-b", nil))
+		Expect(fc.Create(ctx(), work)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(fc.Delete(ctx(), work))).To(Succeed()) })
+		Eventually(func(g Gomega) { workAvailableNow(g, work) }, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) {
+			placed, all := &corev1.ConfigMapList{}, &corev1.ConfigMapList{}
+			g.Expect(mc.List(ctx(), placed, client.MatchingLabels{placementv1beta1.PlacedLabel: "true"})).To(Succeed())
+			g.Expect(mc.List(ctx(), all)).To(Succeed())
+			g.Expect(len(placed.Items)).To(BeNumerically(">=", 2))
+			g.Expect(watched()).To(BeNumerically("==", len(placed.Items)))
+			g.Expect(len(all.Items)).To(BeNumerically(">=", len(placed.Items)+50))
+		}, timeout, interval).Should(Succeed())
+
+		By("the label taken off on the member: the syncer puts it back")
+		cm := &corev1.ConfigMap{}
+		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: "default", Name: "cached-a"}, cm)).To(Succeed())
+		delete(cm.Labels, placementv1beta1.PlacedLabel)
+		Expect(mc.Update(ctx(), cm)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(mc.Get(ctx(), client.ObjectKeyFromObject(cm), cm)).To(Succeed())
+			g.Expect(cm.Labels).To(HaveKeyWithValue(placementv1beta1.PlacedLabel, "true"))
+		}, timeout, interval).Should(Succeed())
 	})
 })
 

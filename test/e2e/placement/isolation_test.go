@@ -1,15 +1,23 @@
 package placement
 
 import (
+	"crypto/rand"
 	"fmt"
 	"strings"
+	"time"
 
+	corev1alpha1 "github.com/kcp-dev/kcp/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1kcp "github.com/kcp-dev/kcp/sdk/apis/tenancy/v1alpha1"
+	kcpclient "github.com/kcp-dev/kcp/sdk/client/clientset/versioned"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gexec"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -268,3 +276,156 @@ var _ = Describe("A kind the workspace briefly stops serving", func() {
 		}).Should(Succeed())
 	})
 })
+
+var _ = Describe("A team's child workspaces", func() {
+	It("are refused unless a grant allows them; an allowed child is its team on the members", func() {
+		t := newTeam("nest")
+		kcp, err := kcpclient.NewForConfig(t.cfg)
+		Expect(err).NotTo(HaveOccurred())
+		sub := &tenancyv1alpha1kcp.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "sub"}}
+		_, err = kcp.TenancyV1alpha1().Workspaces().Create(ctx(), sub, metav1.CreateOptions{})
+		Expect(err).To(HaveOccurred(), "the default grant covers no child workspace")
+		Expect(err.Error()).To(ContainSubstring("may have child workspaces only where a ClusterGrant naming it sets spec.childWorkspaces: true"))
+
+		By("a platform admin letting the team have child workspaces")
+		grant := &tenancyv1alpha1.ClusterGrant{
+			ObjectMeta: metav1.ObjectMeta{Name: uniqueName("nest")},
+			Spec:       tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{t.path}, ChildWorkspaces: true},
+		}
+		Expect(fleetClient().Create(ctx(), grant)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(ctx(), grant))).To(Succeed()) })
+		Eventually(func() error {
+			_, err := kcp.TenancyV1alpha1().Workspaces().Create(ctx(), sub, metav1.CreateOptions{})
+			return err
+		}).Should(Succeed())
+		// kcp binds a new workspace's APIs as the user who created it, and
+		// a service account counts only in its own workspace: a child a
+		// team's service account creates stays Initializing. Teams create
+		// children as users; the child that places here is one a hub admin
+		// creates in the team's workspace.
+		admin, err := kcpclient.NewForConfig(hub.Config(t.path))
+		Expect(err).NotTo(HaveOccurred())
+		_, err = admin.TenancyV1alpha1().Workspaces().Create(ctx(), &tenancyv1alpha1kcp.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "placing"}}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		subPath := t.path + ":placing"
+		Eventually(func(g Gomega) {
+			got, err := kcp.TenancyV1alpha1().Workspaces().Get(ctx(), "placing", metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got.Status.Phase).To(Equal(corev1alpha1.LogicalClusterPhaseReady), "%+v", got.Status.Conditions)
+		}).Should(Succeed())
+		Expect(hub.WaitBindingsBound(ctx(), subPath, "placement.kubernetes-fleet.io", "kubernetes")).To(Succeed())
+		cfg, err := hub.TeamAdmin(ctx(), subPath, "sub-admin")
+		Expect(err).NotTo(HaveOccurred())
+		child, err := client.New(cfg, client.Options{Scheme: scheme})
+		Expect(err).NotTo(HaveOccurred())
+
+		By("the team placing a namespace, and its child placing into it: one owner on the member")
+		ns := uniqueName("nest")
+		t.create(namespace(ns))
+		t.place(newCRP("ns", pickFixed("member-2"), namespaceSelector(ns)))
+		Eventually(func(g Gomega) {
+			expectAvailable(g, t.getCRP(g, "ns"), []string{"member-2"}, []placementv1beta1.ResourceIdentifier{namespaceID(ns)}, "0")
+		}).Should(Succeed())
+		Expect(child.Create(ctx(), namespace(ns))).To(Succeed())
+		Expect(child.Create(ctx(), configMap(ns, "from-child", map[string]string{"a": "b"}))).To(Succeed())
+		rp := &placementv1beta1.ResourcePlacement{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "child"},
+			Spec: placementv1beta1.PlacementSpec{ResourceSelectors: []placementv1beta1.ResourceSelectorTerm{{Version: "v1", Kind: "ConfigMap", Name: "from-child"}},
+				Policy: pickFixed("member-2")}}
+		Expect(child.Create(ctx(), rp)).To(Succeed())
+		DeferCleanup(func() {
+			Expect(client.IgnoreNotFound(child.Delete(ctx(), rp))).To(Succeed())
+			Eventually(func() bool { return apierrors.IsNotFound(child.Get(ctx(), client.ObjectKeyFromObject(rp), rp)) }).Should(BeTrue())
+		})
+		Eventually(func(g Gomega) {
+			g.Expect(child.Get(ctx(), client.ObjectKeyFromObject(rp), rp)).To(Succeed())
+			expectAvailable(g, rp, []string{"member-2"}, []placementv1beta1.ResourceIdentifier{configMapID(ns, "from-child")}, "0")
+			g.Expect(configMapOn(g, "member-2", ns, "from-child").Data).To(HaveKeyWithValue("a", "b"))
+		}).Should(Succeed())
+	})
+})
+
+var _ = Describe("A team's limits on the hub", func() {
+	It("refuse what would take the team over them, naming the limit and who raises it; the team sees its usage and cannot change it", func() {
+		t := newTeam("limits")
+		By("a platform admin limiting the team to 4Mi of storage, 2 placements and 10 snapshots kept")
+		storage := resource.MustParse("4Mi")
+		grant := &tenancyv1alpha1.ClusterGrant{
+			ObjectMeta: metav1.ObjectMeta{Name: uniqueName("limits")},
+			Spec: tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{t.path},
+				Limits: &tenancyv1alpha1.TeamLimits{Storage: &storage, Placements: ptr.To[int32](2), SnapshotsKept: ptr.To[int32](10)}},
+		}
+		Expect(fleetClient().Create(ctx(), grant)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(ctx(), grant))).To(Succeed()) })
+
+		By("the team writing Secrets of 600 KB of random data until one is refused")
+		ns := uniqueName("limits")
+		t.create(namespace(ns))
+		var refused error
+		written := 0
+		Eventually(func(g Gomega) {
+			// The hub reads the grant from its cache: wait until it holds.
+			g.Expect(t.c.Create(ctx(), secret600KB(ns, "probe"))).To(Succeed())
+			g.Expect(t.c.Delete(ctx(), secret600KB(ns, "probe"))).To(Succeed())
+		}).Should(Succeed())
+		for i := 0; i < 40 && refused == nil; i++ {
+			if refused = t.c.Create(ctx(), secret600KB(ns, fmt.Sprintf("blob-%d", i))); refused == nil {
+				written++
+			}
+		}
+		Expect(refused).To(HaveOccurred(), "40 Secrets of 600 KB are over 4Mi")
+		Expect(apierrors.IsForbidden(refused)).To(BeTrue(), "%v", refused)
+		Expect(refused.Error()).To(ContainSubstring("team " + t.path + " would go over its limit of 4Mi of storage on the hub"))
+		Expect(refused.Error()).To(ContainSubstring("ask a platform admin to raise spec.limits.storage of ClusterGrant " + grant.Name + " in root:fleet"))
+		Expect(written).To(BeNumerically("<=", 7))
+
+		By("deleting Secrets frees room again")
+		for i := 0; i < written; i++ {
+			Expect(t.c.Delete(ctx(), secret600KB(ns, fmt.Sprintf("blob-%d", i)))).To(Succeed())
+		}
+		Eventually(func() error { return t.c.Create(ctx(), secret600KB(ns, "after")) }).Should(Succeed())
+
+		By("a third placement and a placement keeping 11 snapshots are refused")
+		for _, name := range []string{"one", "two"} {
+			t.place(newCRP(name, pickFixed("member-3"), namespaceSelector(ns)))
+		}
+		Eventually(func(g Gomega) {
+			err := t.c.Create(ctx(), newCRP("three", pickFixed("member-3"), namespaceSelector(ns)))
+			g.Expect(err).To(HaveOccurred())
+			g.Expect(err.Error()).To(ContainSubstring("would go over its limit of 2 placements (it has 2, this adds 1)"))
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			crp := &placementv1beta1.ClusterResourcePlacement{}
+			g.Expect(t.c.Get(ctx(), client.ObjectKey{Name: "one"}, crp)).To(Succeed())
+			crp.Spec.RevisionHistoryLimit = ptr.To[int32](11)
+			err := t.c.Update(ctx(), crp)
+			g.Expect(err).To(HaveOccurred())
+			g.Expect(err.Error()).To(ContainSubstring("spec.revisionHistoryLimit 11 is over team " + t.path + "'s limit of 10 snapshots kept per placement"))
+		}).Should(Succeed())
+
+		By("the team reading its usage, and not changing it")
+		kubeconfig := t.kubeconfig()
+		Eventually(func(g Gomega) {
+			s := kubectlFleet(kubeconfig, "team", "usage")
+			g.Eventually(s, time.Minute).Should(gexec.Exit(0), "%s", s.Err.Contents())
+			out := string(s.Out.Contents())
+			g.Expect(out).To(ContainSubstring("team " + t.path + ", limits from ClusterGrant " + grant.Name))
+			g.Expect(out).To(MatchRegexp(`placements\s+2\s+2\s+100%`))
+			g.Expect(out).To(MatchRegexp(`storage\s+\S+\s+4Mi`))
+		}, "45s").Should(Succeed())
+		Eventually(func(g Gomega) {
+			lc := &corev1alpha1.LogicalCluster{}
+			g.Expect(t.c.Get(ctx(), client.ObjectKey{Name: corev1alpha1.LogicalClusterName}, lc)).To(Succeed())
+			lc.Annotations[tenancyv1alpha1.UsageAnnotation] = `{"used":{}}`
+			err := t.c.Update(ctx(), lc)
+			g.Expect(err).To(HaveOccurred())
+			g.Expect(err.Error()).To(ContainSubstring("is written by the hub alone"))
+		}).Should(Succeed())
+	})
+})
+
+// secret600KB is a Secret of 600 KB that does not compress.
+func secret600KB(ns, name string) *corev1.Secret {
+	data := make([]byte, 600<<10)
+	_, _ = rand.Read(data)
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string][]byte{"blob": data}}
+}

@@ -293,6 +293,7 @@ func expectUntouched(g Gomega, memberName string, obj client.Object, uid types.U
 		g.ExpectWithOffset(1, k).NotTo(HavePrefix("fleetplane.io/"), "%T %s", obj, obj.GetName())
 		g.ExpectWithOffset(1, k).NotTo(HavePrefix("kubernetes-fleet.io/"), "%T %s", obj, obj.GetName())
 	}
+	g.ExpectWithOffset(1, got.GetLabels()).NotTo(HaveKey(placementv1beta1.PlacedLabel), "%T %s", obj, obj.GetName())
 }
 
 var _ = Describe("Objects a team's placement did not create on a member", func() {
@@ -354,6 +355,7 @@ var _ = Describe("Objects a team's placement did not create on a member", func()
 			g.Expect(cm.OwnerReferences).To(BeEmpty(), "an adopted object gets no owner reference the garbage collector could follow")
 			g.Expect(cm.Annotations).To(HaveKey(placementv1beta1.OwnerAnnotation))
 			g.Expect(cm.Annotations).NotTo(HaveKey(placementv1beta1.CreatedByAnnotation))
+			g.Expect(cm.Labels).To(HaveKeyWithValue(placementv1beta1.PlacedLabel, "true"), "an adopted object is watched")
 		}).Should(Succeed())
 		Expect(uidsOn(Default, "member-3", existingNS, existingCM)).To(Equal(uids))
 
