@@ -23,9 +23,10 @@ type Limits struct {
 
 // DefaultLimits protect a shared hub from one team: no team alone fills
 // more than 1/128 of etcd's default 2 GiB with what it writes, and 500
-// placements of one team are as many as most fleets' teams have together.
+// placements of one team are as many as most fleets' teams have together;
+// 20,000 objects leave room for a placement of 10,000 selected objects.
 // KubeFleet's seeds keep up to 100 snapshots of a placement.
-var DefaultLimits = Limits{Objects: 10000, Bytes: 16 << 20, Placements: 500, Overrides: 500, SnapshotsKept: 100}
+var DefaultLimits = Limits{Objects: 20000, Bytes: 16 << 20, Placements: 500, Overrides: 500, SnapshotsKept: 100}
 
 // Limits returns the team's limits, from the grants that set limits: those
 // naming the team by its path if any, else those naming it by a pattern;

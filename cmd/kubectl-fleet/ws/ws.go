@@ -299,6 +299,10 @@ func (o *options) printChildren(ctx context.Context, path logicalcluster.Path, i
 			branch, next = "└── ", "    "
 		}
 		fmt.Fprintf(o.streams.Out, "%s%s%s%s\n", indent, branch, ws.Name, describe(ws))
+		// A workspace that is not Ready serves no workspaces of its own yet.
+		if ws.Status.Phase != "Ready" {
+			continue
+		}
 		if err := o.printChildren(ctx, path.Join(ws.Name), indent+next); err != nil {
 			return err
 		}

@@ -298,6 +298,7 @@ var _ = Describe("A team's child workspaces", func() {
 			_, err := kcp.TenancyV1alpha1().Workspaces().Create(ctx(), sub, metav1.CreateOptions{})
 			return err
 		}).Should(Succeed())
+		Expect(kcp.TenancyV1alpha1().Workspaces().Delete(ctx(), sub.Name, metav1.DeleteOptions{})).To(Succeed())
 		// kcp binds a new workspace's APIs as the user who created it, and
 		// a service account counts only in its own workspace: a child a
 		// team's service account creates stays Initializing. Teams create
