@@ -11,6 +11,7 @@ import (
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
+	"github.com/fleetplane/fleetplane/controllers/common/works"
 )
 
 // maxFailedPlacements caps the failed, drifted and diffed resources listed
@@ -135,11 +136,11 @@ func first(current, name string) string {
 
 // manifestReport lists, up to maxFailedPlacements, what entry makes of the
 // Works' manifests (nothing when it returns false).
-func manifestReport[T any](works []placementv1beta1.Work, entry func(placementv1beta1.ResourceIdentifier, placementv1beta1.ManifestCondition) (T, bool)) []T {
+func manifestReport[T any](list []placementv1beta1.Work, entry func(placementv1beta1.ResourceIdentifier, placementv1beta1.ManifestCondition) (T, bool)) []T {
 	var out []T
-	for i := range works {
-		for _, mc := range works[i].Status.ManifestConditions {
-			if e, ok := entry(identifier(&works[i], mc.Identifier), mc); ok {
+	for i := range list {
+		for _, mc := range list[i].Status.ManifestConditions {
+			if e, ok := entry(works.Identifier(&list[i], mc.Identifier), mc); ok {
 				out = append(out, e)
 				if len(out) == maxFailedPlacements {
 					return out
@@ -187,17 +188,6 @@ func diffedPlacements(works []placementv1beta1.Work) []placementv1beta1.DiffedRe
 		return placementv1beta1.DiffedResourcePlacement{ResourceIdentifier: id, ObservationTime: d.ObservationTime,
 			TargetClusterObservedGeneration: d.ObservedInMemberClusterGeneration, FirstDiffedObservedTime: d.FirstDiffedObservedTime, ObservedDiffs: d.ObservedDiffs}, true
 	})
-}
-
-// identifier names a manifest of a Work for the placement status, with the
-// envelope it came in, if any.
-func identifier(w *placementv1beta1.Work, id placementv1beta1.WorkResourceIdentifier) placementv1beta1.ResourceIdentifier {
-	out := placementv1beta1.ResourceIdentifier{Group: id.Group, Version: id.Version, Kind: id.Kind, Namespace: id.Namespace, Name: id.Name}
-	if t := w.Labels[placementv1beta1.EnvelopeTypeLabel]; t != "" {
-		out.Envelope = &placementv1beta1.EnvelopeIdentifier{Name: w.Labels[placementv1beta1.EnvelopeNameLabel],
-			Namespace: w.Labels[placementv1beta1.EnvelopeNamespaceLabel], Type: placementv1beta1.EnvelopeType(t)}
-	}
-	return out
 }
 
 // workChanged passes every Work event except updates that change nothing

@@ -34,13 +34,17 @@ type trusted struct {
 	teamPath logicalcluster.Path
 	// deleteStrategy is the placement's, recorded on its Works.
 	deleteStrategy placementv1beta1.DeletePropagationPolicy
+	// reportBack is the placement's reportBackStrategy, which its Works
+	// carry to the syncer.
+	reportBack *placementv1beta1.ReportBackStrategy
 	// cluster is what overrides may read of the target cluster.
 	cluster overrides.Cluster
 }
 
-// annotate tells the member's syncer where a Work comes from and what it
-// may do.
+// annotate tells the member's syncer where a Work comes from, what it may
+// do, and whether to mirror statuses back.
 func (t trusted) annotate(w *placementv1beta1.Work) {
+	w.Spec.ReportBackStrategy = t.reportBack.DeepCopy()
 	add := map[string]string{
 		placementv1beta1.WorkspacePathAnnotation:           t.path.String(),
 		placementv1beta1.PlacementDeleteStrategyAnnotation: string(t.deleteStrategy),
@@ -89,7 +93,8 @@ func (r *Reconciler) trust(ctx context.Context, c client.Client, o origin) (trus
 	if err := verifyOrigin(p, o.binding, group, mc, access.Granted); err != nil {
 		return trusted{}, err
 	}
-	t := trusted{group: group, path: path, deleteStrategy: deleteStrategyOf(p), cluster: overrides.Cluster{Name: mc.Name, Labels: mc.Labels}}
+	t := trusted{group: group, path: path, deleteStrategy: deleteStrategyOf(p), reportBack: reportBackOf(p),
+		cluster: overrides.Cluster{Name: mc.Name, Labels: mc.Labels}}
 	if !access.Platform() {
 		policy := access.Policy(mc)
 		policy.ReservedNamespaces = r.TeamReservedNamespaces
@@ -140,4 +145,14 @@ func deleteStrategyOf(p placementv1beta1.PlacementObj) placementv1beta1.DeletePr
 		return ds.PropagationPolicy
 	}
 	return placementv1beta1.DeletePropagationPolicyDelete
+}
+
+// reportBackOf is the placement's reportBackStrategy, nil when it mirrors
+// nothing.
+func reportBackOf(p placementv1beta1.PlacementObj) *placementv1beta1.ReportBackStrategy {
+	rb := p.GetPlacementSpec().Strategy.ReportBackStrategy
+	if rb == nil || rb.Type != placementv1beta1.ReportBackStrategyTypeMirror {
+		return nil
+	}
+	return rb
 }

@@ -37,6 +37,7 @@ import (
 	"github.com/fleetplane/fleetplane/controllers/common/overrides"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
 	"github.com/fleetplane/fleetplane/controllers/common/predicates"
+	"github.com/fleetplane/fleetplane/controllers/common/works"
 	"github.com/fleetplane/fleetplane/metrics"
 	"github.com/fleetplane/fleetplane/workspaces/clients"
 )
@@ -72,6 +73,8 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 		Watches(&placementv1beta1.Work{}, r.toBindings(),
 			mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false),
 			mcbuilder.WithPredicates(workChanged{})).
+		Watches(r.Sample().New(), r.placementBindings(),
+			mcbuilder.WithPredicates(reportBackChanged{})).
 		Watches(&tenancyv1alpha1.ClusterGrant{}, r.unsyncedBindings(),
 			mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false),
 			mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -127,6 +130,38 @@ func (r *Reconciler) toBindings() mchandler.TypedEventHandlerFunc[client.Object,
 				}
 			},
 		}
+	}
+}
+
+// reportBackChanged passes placements whose reportBackStrategy changed:
+// their Works carry it. (Other changes of a placement reach its bindings
+// through the rollout.)
+type reportBackChanged struct{ predicate.Funcs }
+
+func (reportBackChanged) Create(event.CreateEvent) bool   { return false }
+func (reportBackChanged) Delete(event.DeleteEvent) bool   { return false }
+func (reportBackChanged) Generic(event.GenericEvent) bool { return false }
+func (reportBackChanged) Update(e event.UpdateEvent) bool {
+	o, n := e.ObjectOld.(placementv1beta1.PlacementObj), e.ObjectNew.(placementv1beta1.PlacementObj)
+	return !equality.Semantic.DeepEqual(reportBackOf(o), reportBackOf(n))
+}
+
+// placementBindings maps a placement to its bindings, in its workspace.
+func (r *Reconciler) placementBindings() mchandler.TypedEventHandlerFunc[client.Object, mcreconcile.Request] {
+	return func(clusterName string, cl cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+		return handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, p client.Object) []mcreconcile.Request {
+			bindings, err := placements.Bindings(ctx, cl.GetCache(), placements.KeyOf(p), client.UnsafeDisableDeepCopy)
+			if err != nil {
+				log.FromContext(ctx).Error(err, "listing the bindings of a placement whose reportBackStrategy changed; its Works carry the old one until they are written again",
+					"workspace", clusterName, "placement", placements.KeyOf(p))
+				return nil
+			}
+			out := make([]mcreconcile.Request, 0, len(bindings))
+			for _, b := range bindings {
+				out = append(out, mcreconcile.Request{ClusterName: clusterName, Request: reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b)}})
+			}
+			return out
+		})
 	}
 }
 
@@ -340,25 +375,11 @@ func (o origin) placement() string {
 }
 
 func (o origin) memberNamespace() string {
-	return fmt.Sprintf(clusterv1beta1.NamespaceNameFormat, o.binding.GetBindingSpec().TargetCluster)
+	return works.MemberNamespace(o.binding)
 }
 
 func (o origin) workPrefix() string {
-	return workPrefix(o.workspace.String(), o.binding.GetNamespace(), o.placement())
-}
-
-// workPrefix makes Work names unique across workspaces: the logical
-// cluster name, then KubeFleet's {placement} or {namespace}.{placement}.
-func workPrefix(workspace, namespace, placement string) string {
-	if namespace != "" {
-		return fmt.Sprintf("%s.%s.%s", workspace, namespace, placement)
-	}
-	return fmt.Sprintf("%s.%s", workspace, placement)
-}
-
-// firstWorkName names the Work of a binding's first shard.
-func firstWorkName(prefix string) string {
-	return fmt.Sprintf(placementv1beta1.FirstWorkNameFmt, prefix)
+	return works.Prefix(o.workspace.String(), o.binding.GetNamespace(), o.placement())
 }
 
 func (o origin) labels() map[string]string {
@@ -370,61 +391,7 @@ func (o origin) labels() map[string]string {
 	}
 }
 
-// WorkOriginIndex indexes Works by the binding they were written for
-// (IndexWorks), all but each binding's first Work, which is read by its
-// name. A member's namespace holds a Work for every placement on it; a
-// label selector reads them all to find one binding's, which made
-// re-checking every binding after a hub restart a fifth of its CPU. Most
-// bindings have their first Work only, and an index entry for each (two:
-// in its namespace and in all) was ~75 MB of the hub's heap at 100,000
-// Works.
-const WorkOriginIndex = "origin"
-
-// IndexWorks adds WorkOriginIndex to the cache of Works in root:fleet. It
-// is called before the cache starts.
-func IndexWorks(ctx context.Context, indexer client.FieldIndexer) error {
-	return indexer.IndexField(ctx, &placementv1beta1.Work{}, WorkOriginIndex, func(o client.Object) []string {
-		l := o.GetLabels()
-		workspace, namespace := l[placementv1beta1.WorkspaceLabel], l[placementv1beta1.ParentNamespaceLabel]
-		if workspace == "" || l[placementv1beta1.ParentBindingLabel] == "" ||
-			o.GetName() == firstWorkName(workPrefix(workspace, namespace, l[placementv1beta1.PlacementTrackingLabel])) {
-			return nil
-		}
-		return []string{originKey(workspace, namespace, l[placementv1beta1.ParentBindingLabel])}
-	})
-}
-
-// originKey joins a binding's workspace, namespace (empty for a cluster
-// placement's) and name; none of them can hold a "/".
-func originKey(workspace, namespace, binding string) string {
-	return workspace + "/" + namespace + "/" + binding
-}
-
-// existingWorks reads the Works written for the binding: its first by
-// name, the others through WorkOriginIndex.
+// existingWorks reads the Works written for the binding.
 func (r *Reconciler) existingWorks(ctx context.Context, o origin) ([]placementv1beta1.Work, error) {
-	var works []placementv1beta1.Work
-	first := &placementv1beta1.Work{}
-	err := r.Fleet.Get(ctx, types.NamespacedName{Namespace: o.memberNamespace(), Name: firstWorkName(o.workPrefix())}, first)
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return nil, err
-	case o.wrote(first):
-		works = append(works, *first)
-	}
-	list := &placementv1beta1.WorkList{}
-	key := originKey(o.workspace.String(), o.binding.GetNamespace(), o.binding.GetName())
-	if err := r.Fleet.List(ctx, list, client.InNamespace(o.memberNamespace()), client.MatchingFields{WorkOriginIndex: key}); err != nil {
-		return nil, err
-	}
-	return append(works, list.Items...), nil
-}
-
-// wrote tells whether w was written for this binding: a Work of the same
-// name may be left by an earlier binding of the placement to the cluster.
-func (o origin) wrote(w *placementv1beta1.Work) bool {
-	l := w.GetLabels()
-	return l[placementv1beta1.WorkspaceLabel] == o.workspace.String() && l[placementv1beta1.ParentNamespaceLabel] == o.binding.GetNamespace() &&
-		l[placementv1beta1.ParentBindingLabel] == o.binding.GetName()
+	return works.OfBinding(ctx, r.Fleet, o.workspace.String(), o.binding)
 }

@@ -17,6 +17,7 @@ import (
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/controllers/common/envelopes"
 	"github.com/fleetplane/fleetplane/controllers/common/overrides"
+	"github.com/fleetplane/fleetplane/controllers/common/works"
 	"github.com/fleetplane/fleetplane/internal/manifests"
 	"github.com/fleetplane/fleetplane/internal/teampolicy"
 )
@@ -117,7 +118,7 @@ func wantedStillRemoved(wanted []*placementv1beta1.Work, existing map[string]*pl
 // an object a team may not place, is an error naming the envelope and its
 // entry; an override that cannot apply, an overrideFailure.
 func (o origin) works(sub int, s placementv1beta1.ResourceSnapshotObj, rd renderer) ([]*placementv1beta1.Work, error) {
-	name := firstWorkName(o.workPrefix())
+	name := works.FirstName(o.workPrefix())
 	if sub > 0 {
 		name = fmt.Sprintf(placementv1beta1.WorkNameWithSubindexFmt, o.workPrefix(), sub)
 	}

@@ -17,6 +17,7 @@ import (
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/controllers/common/overrides"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
+	"github.com/fleetplane/fleetplane/controllers/common/works"
 	"github.com/fleetplane/fleetplane/internal/teampolicy"
 )
 
@@ -29,7 +30,7 @@ func fakeClient(t *testing.T, objs ...client.Object) client.Client {
 		t.Fatal(err)
 	}
 	b := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...)
-	if err := IndexWorks(context.Background(), withIndex{b}); err != nil {
+	if err := works.Index(context.Background(), withIndex{b}); err != nil {
 		t.Fatal(err)
 	}
 	if err := placements.AddIndexes(context.Background(), withIndex{b}); err != nil {
@@ -38,7 +39,7 @@ func fakeClient(t *testing.T, objs ...client.Object) client.Client {
 	return b.Build()
 }
 
-// withIndex adds the indexes IndexWorks and placements.AddIndexes ask for
+// withIndex adds the indexes works.Index and placements.AddIndexes ask for
 // to a fake client.
 type withIndex struct{ b *fake.ClientBuilder }
 

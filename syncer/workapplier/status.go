@@ -1,16 +1,19 @@
 package workapplier
 
 import (
+	"bytes"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/syncer/availability"
 	"github.com/fleetplane/fleetplane/syncer/diff"
+	"github.com/fleetplane/fleetplane/syncer/workload"
 )
 
 // notApplied is the availability of a manifest that was not applied.
@@ -81,6 +84,7 @@ func buildStatus(work *placementv1beta1.Work, ms []*manifest, now metav1.Time) p
 		if len(m.drifts) > 0 {
 			mc.DriftDetails = driftDetails(prev.DriftDetails, m, now)
 		}
+		reportWorkload(&mc, prev, m, mirrors(work), now)
 		status.ManifestConditions = append(status.ManifestConditions, mc)
 	}
 
@@ -180,6 +184,50 @@ func diffDetails(prev *placementv1beta1.DiffDetails, m *manifest, now metav1.Tim
 		}
 	}
 	return d
+}
+
+// mirrors tells whether the Work's placement mirrors member statuses back
+// (reportBackStrategy Mirror, to either destination: the hub copies them
+// on to the original objects from here).
+func mirrors(work *placementv1beta1.Work) bool {
+	rb := work.Spec.ReportBackStrategy
+	return rb != nil && rb.Type == placementv1beta1.ReportBackStrategyTypeMirror
+}
+
+// reportWorkload adds to an applied manifest's condition what its member
+// object says about whether it serves and, when mirror is set, the
+// object's whole status (with the time it was first seen as it is, so an
+// unchanged status is not rewritten). A status too large to mirror is left
+// out, and a StatusBackReported condition says so.
+func reportWorkload(mc *placementv1beta1.ManifestCondition, prev placementv1beta1.ManifestCondition, m *manifest, mirror bool, now metav1.Time) {
+	if m.live == nil || !m.applied.ok {
+		meta.RemoveStatusCondition(&mc.Conditions, placementv1beta1.WorkloadReportStatusBackReportedConditionType)
+		return
+	}
+	mc.Workload = workload.State(m.live)
+	var raw []byte
+	var tooLarge bool
+	var err error
+	if mirror {
+		raw, tooLarge, err = workload.Status(m.live)
+	}
+	if !tooLarge && err == nil {
+		meta.RemoveStatusCondition(&mc.Conditions, placementv1beta1.WorkloadReportStatusBackReportedConditionType)
+	}
+	switch {
+	case err != nil || tooLarge:
+		msg := fmt.Sprintf("the object's status is larger than %d bytes and is not mirrored to the hub", placementv1beta1.MaxBackReportedStatusBytes)
+		if err != nil {
+			msg = fmt.Sprintf("the object's status cannot be read: %v", err)
+		}
+		meta.SetStatusCondition(&mc.Conditions, metav1.Condition{Type: placementv1beta1.WorkloadReportStatusBackReportedConditionType, Status: metav1.ConditionFalse,
+			Reason: placementv1beta1.StatusBackReportTooLargeReason, Message: msg, ObservedGeneration: m.liveGeneration(), LastTransitionTime: now})
+	case raw != nil:
+		mc.BackReportedStatus = &placementv1beta1.BackReportedStatus{ObservedStatus: runtime.RawExtension{Raw: raw}, ObservationTime: now}
+		if p := prev.BackReportedStatus; p != nil && bytes.Equal(p.ObservedStatus.Raw, raw) {
+			mc.BackReportedStatus.ObservationTime = p.ObservationTime
+		}
+	}
 }
 
 func patchDetails(ds []diff.Detail) []placementv1beta1.PatchDetail {

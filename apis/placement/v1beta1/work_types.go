@@ -186,6 +186,83 @@ type ManifestCondition struct {
 	// BackReportedStatus is set when status is mirrored back.
 	// +optional
 	BackReportedStatus *BackReportedStatus `json:"backReportedStatus,omitempty"`
+
+	// Workload is what the member's object says about whether it serves;
+	// set for kinds whose status says it (Fleetplane's addition).
+	// +optional
+	Workload *WorkloadState `json:"workload,omitempty"`
+}
+
+// WorkloadState is the part of a member object's status that says whether
+// it serves, read the same way for every kind: replicas for workloads,
+// counts for Jobs, addresses for Services, a phase, and the object's own
+// conditions. Fields a kind does not have stay unset.
+type WorkloadState struct {
+	// Replicas is how many replicas (or, for a DaemonSet, scheduled pods)
+	// the object wants.
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// ReadyReplicas is how many of them are ready.
+	// +optional
+	ReadyReplicas *int32 `json:"readyReplicas,omitempty"`
+
+	// UpdatedReplicas is how many run the latest spec.
+	// +optional
+	UpdatedReplicas *int32 `json:"updatedReplicas,omitempty"`
+
+	// AvailableReplicas is how many have been ready for minReadySeconds.
+	// +optional
+	AvailableReplicas *int32 `json:"availableReplicas,omitempty"`
+
+	// Active is how many pods of a Job run.
+	// +optional
+	Active *int32 `json:"active,omitempty"`
+
+	// Succeeded is how many pods of a Job succeeded.
+	// +optional
+	Succeeded *int32 `json:"succeeded,omitempty"`
+
+	// Failed is how many pods of a Job failed.
+	// +optional
+	Failed *int32 `json:"failed,omitempty"`
+
+	// LoadBalancerIngress are a Service's load-balancer addresses (IPs or
+	// host names).
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	LoadBalancerIngress []string `json:"loadBalancerIngress,omitempty"`
+
+	// Phase is the object's status.phase (a PersistentVolumeClaim's Bound,
+	// a Pod's Running, ...).
+	// +optional
+	Phase string `json:"phase,omitempty"`
+
+	// Conditions are the object's own status conditions, messages cut to
+	// 256 characters.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Conditions []ObjectCondition `json:"conditions,omitempty"`
+}
+
+// ObjectCondition is a condition of a placed object as its controller wrote
+// it; unlike metav1.Condition nothing in it is required.
+type ObjectCondition struct {
+	// Type of the condition.
+	// +required
+	Type string `json:"type"`
+
+	// Status is True, False or Unknown.
+	// +optional
+	Status string `json:"status,omitempty"`
+
+	// Reason is the controller's one-word reason.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// Message says more.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // +genclient

@@ -35,6 +35,7 @@ import (
 	"github.com/fleetplane/fleetplane/controllers/common/intern"
 	"github.com/fleetplane/fleetplane/controllers/common/managedfields"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
+	"github.com/fleetplane/fleetplane/controllers/common/works"
 	"github.com/fleetplane/fleetplane/controllers/eviction"
 	"github.com/fleetplane/fleetplane/controllers/membercluster"
 	"github.com/fleetplane/fleetplane/controllers/override"
@@ -45,6 +46,7 @@ import (
 	"github.com/fleetplane/fleetplane/controllers/scheduler/profile"
 	"github.com/fleetplane/fleetplane/controllers/updaterun"
 	"github.com/fleetplane/fleetplane/controllers/workgenerator"
+	"github.com/fleetplane/fleetplane/controllers/workloadreport"
 	"github.com/fleetplane/fleetplane/metrics"
 	"github.com/fleetplane/fleetplane/workspaces/bootstrap"
 	"github.com/fleetplane/fleetplane/workspaces/clients"
@@ -182,7 +184,7 @@ func startControllers(ctx context.Context, loopback *rest.Config, opts controlle
 	if err := placements.AddIndexes(ctx, mcMgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	if err := workgenerator.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
+	if err := works.Index(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
 	workspaces := clients.NewFactory(loopback, scheme)
@@ -255,6 +257,9 @@ func setupControllers(mgr mcmanager.Manager, workspaces *clients.Factory, opts c
 		}
 		if err := (&workgenerator.Reconciler{Manager: mgr, Fleet: local.GetClient(), Workspaces: workspaces, Scope: scope,
 			TeamReservedNamespaces: opts.TeamReservedNamespaces}).SetupWithManager(mgr); err != nil {
+			return err
+		}
+		if err := (&workloadreport.Reconciler{Manager: mgr, Fleet: local.GetClient(), Workspaces: workspaces, Scope: scope}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 	}

@@ -32,7 +32,11 @@ func NewCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.I
 		Long: `Prints the placement's conditions and a table with one row per cluster the
 scheduler considered: picked or why not, the resource snapshot index the
 cluster serves, whether it is applied and available, and how many of its
-objects drifted, conflict with another owner, or failed. Without -n it shows
+objects drifted, conflict with another owner, or failed. Then, from the
+placement's workload report, how each placed object runs: on how many
+clusters it is available and how many replicas are ready, then its state
+on each cluster that says more (replicas, Job counts, load-balancer
+addresses, phase, conditions that are not True). Without -n it shows
 the ClusterResourcePlacement of the current workspace; with -n, the
 ResourcePlacement of that namespace.`,
 		Example: `  kubectl fleet status web
@@ -80,7 +84,10 @@ func show(ctx context.Context, ws *hub.Workspace, ns, name string, out io.Writer
 		fmt.Fprintf(out, "  %-40s %-7s %s\n", strings.TrimPrefix(c.Type, kind), c.Status, c.Reason)
 	}
 	fmt.Fprintln(out)
-	return table(out, rows(st, decisions))
+	if err := table(out, rows(st, decisions)); err != nil {
+		return err
+	}
+	return showWorkloads(ctx, ws, ns, name, out)
 }
 
 func qualified(ns, name string) string {
