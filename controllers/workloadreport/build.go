@@ -123,7 +123,7 @@ type budget struct {
 // there.
 func add(o *placementv1beta1.ObjectWorkloadReport, cluster string, mc placementv1beta1.ManifestCondition, mirror bool, b *budget) bool {
 	o.PlacedClusters++
-	state := placementv1beta1.ClusterWorkloadState{ClusterName: cluster, Available: metav1.ConditionUnknown, Workload: mc.Workload}
+	state := placementv1beta1.ClusterWorkloadState{ClusterName: cluster, Available: metav1.ConditionUnknown, Workload: mc.Workload, Warnings: mc.Warnings}
 	if c := availability(mc); c != nil {
 		state.Available = c.Status
 		if c.Status != metav1.ConditionTrue {
@@ -145,7 +145,7 @@ func add(o *placementv1beta1.ObjectWorkloadReport, cluster string, mc placementv
 			b.trimmed = true
 		}
 	}
-	if state.Workload != nil || state.Available != metav1.ConditionTrue || state.BackReportedStatus != nil {
+	if state.Workload != nil || state.Available != metav1.ConditionTrue || state.BackReportedStatus != nil || len(state.Warnings) > 0 {
 		if b.entries < maxClusterEntries {
 			b.entries++
 			o.Clusters = append(o.Clusters, state)

@@ -132,3 +132,21 @@ func TestSingleCluster(t *testing.T) {
 		}
 	}
 }
+
+func TestNewWarningsAreThoseThePreviousReportDidNotHave(t *testing.T) {
+	pull := placementv1beta1.MemberWarning{Reason: "Failed", Message: "Failed to pull image"}
+	sched := placementv1beta1.MemberWarning{Reason: "FailedScheduling", Message: "0/1 nodes are available"}
+	report := func(warnings ...placementv1beta1.MemberWarning) *placementv1beta1.WorkloadReportStatus {
+		return &placementv1beta1.WorkloadReportStatus{Objects: []placementv1beta1.ObjectWorkloadReport{{
+			ResourceIdentifier: placementv1beta1.ResourceIdentifier{Group: "apps", Kind: "Deployment", Namespace: "web", Name: "web"},
+			Clusters:           []placementv1beta1.ClusterWorkloadState{{ClusterName: "a", Warnings: warnings}},
+		}}}
+	}
+	got := newWarnings(report(pull), report(pull, sched))
+	if len(got) != 1 || got[0].warning != sched || got[0].cluster != "a" {
+		t.Errorf("new warnings: %+v", got)
+	}
+	if got := newWarnings(report(pull, sched), report(pull)); len(got) != 0 {
+		t.Errorf("a warning gone is announced: %+v", got)
+	}
+}

@@ -10,7 +10,6 @@ package workloadreport
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -145,13 +144,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		return ctrl.Result{}, err
 	}
 	status := build(p, clusters, statusOf(report).Conditions)
+	warnings := newWarnings(statusOf(report), &status)
 	var mirrorErr error
 	if mirrorsToOriginal(p) {
 		mirrorErr = r.mirror(ctx, req.ClusterName, p, clusters, &status)
 	} else {
 		meta.RemoveStatusCondition(&status.Conditions, placementv1beta1.WorkloadReportStatusBackReportedConditionType)
 	}
-	return ctrl.Result{}, errors.Join(r.write(ctx, c, p, report, status), mirrorErr)
+	if err := r.write(ctx, c, p, report, status); err != nil {
+		return ctrl.Result{}, err
+	}
+	// Once written: a report that failed to be written has its warnings
+	// announced when it is.
+	r.announce(ctx, req.ClusterName, p, warnings)
+	return ctrl.Result{}, mirrorErr
 }
 
 // write creates or updates the report when what it says changed.

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -104,12 +105,18 @@ func Run(ctx context.Context, opts Options) error {
 	// They hold what placements put on the member, not all the member holds
 	// of the kinds they place (every ConfigMap, say): objects a placement
 	// manages carry the placed label, and the syncer's own AppliedWorks
-	// (whose kind the cache maps when it is made: it comes after the CRD).
+	// (whose kind the cache maps when it is made: it comes after the CRD),
+	// and the member's Warning events.
 	member, err := cluster.New(opts.Member, func(o *cluster.Options) {
 		o.Scheme = scheme
 		o.Cache.DefaultTransform = cache.TransformStripManagedFields()
 		o.Cache.DefaultLabelSelector = placedSelector
-		o.Cache.ByObject = map[client.Object]cache.ByObject{&placementv1beta1.AppliedWork{}: {Label: labels.Everything()}}
+		o.Cache.ByObject = map[client.Object]cache.ByObject{
+			&placementv1beta1.AppliedWork{}: {Label: labels.Everything()},
+			// Warnings about placed objects, and the pods they run, are
+			// reported with their Works.
+			&corev1.Event{}: {Label: labels.Everything(), Field: fields.OneTermEqualSelector("type", corev1.EventTypeWarning)},
+		}
 	})
 	if err != nil {
 		return fmt.Errorf("connecting to the member cluster: %w", err)

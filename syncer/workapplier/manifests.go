@@ -34,6 +34,8 @@ type manifest struct {
 	// it compared (nothing to compare with when the object is missing).
 	diffs        []diff.Detail
 	diffReported bool
+	// warnings are the member's recent warnings about the object.
+	warnings []placementv1beta1.MemberWarning
 }
 
 type applyOutcome struct {

@@ -186,7 +186,7 @@ func (o owner) stamp(obj *unstructured.Unstructured, created bool) {
 
 // placed tells whether the live object carries the label that the syncer's
 // watches select: one without it is not seen changing.
-func placed(live *unstructured.Unstructured) bool {
+func placed(live interface{ GetLabels() map[string]string }) bool {
 	return live.GetLabels()[placementv1beta1.PlacedLabel] == "true"
 }
 

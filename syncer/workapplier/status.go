@@ -205,6 +205,7 @@ func reportWorkload(mc *placementv1beta1.ManifestCondition, prev placementv1beta
 		return
 	}
 	mc.Workload = workload.State(m.live)
+	mc.Warnings = m.warnings
 	var raw []byte
 	var tooLarge bool
 	var err error

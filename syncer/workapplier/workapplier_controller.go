@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
@@ -37,6 +38,10 @@ import (
 
 // ControllerName names this controller in logs and events.
 const ControllerName = "fleet-work-applier"
+
+// warnedBuffer is how many Works the warnings controller may hand on
+// before it waits for the work applier to take them.
+const warnedBuffer = 1024
 
 // Reconciler applies Works. Hub is the client of the hub workspace (cached,
 // scoped to the member's namespace) and HubReader reads its API server
@@ -51,12 +56,14 @@ type Reconciler struct {
 	tracker   *tracker
 	waiting   waiting
 	deletions deletions
+	warnings  memberWarnings
 }
 
 // SetupWithManager registers the controller on the hub manager. Member-side
 // changes of applied objects reach it through watches the tracker adds as
 // kinds are first applied.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	warned := make(chan event.GenericEvent, warnedBuffer)
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		// Our own status writes must not trigger another round.
@@ -68,6 +75,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// of them changes.
 		Watches(&placementv1beta1.Work{}, handler.EnqueueRequestsFromMapFunc(r.wakeSiblings),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// The member's warnings about a Work's objects are reported with
+		// its status.
+		WatchesRawSource(source.Channel(warned, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: 4,
 			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, time.Minute),
@@ -77,6 +87,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	r.tracker = newTracker(c, r.Member, r.Hub, r.Namespace, r.MemberName)
+	if err := r.setupWarnings(mgr, warned); err != nil {
+		return err
+	}
 	// Zero is reported too, so that rates work from the start.
 	workApplyErrors.WithLabelValues(r.MemberName)
 	return nil
@@ -177,6 +190,9 @@ func (r *Reconciler) apply(ctx context.Context, work *placementv1beta1.Work, man
 	// What was let go of is not watched any more.
 	if err := r.tracker.use(ctx, work.Name, kindsOf(manifests, aw)); err != nil {
 		return err
+	}
+	for _, m := range manifests {
+		m.warnings = r.warnings.of(keyOf(m.id))
 	}
 	if err := r.writeStatus(ctx, work, manifests); err != nil {
 		return err

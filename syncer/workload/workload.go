@@ -157,17 +157,23 @@ func conditions(status map[string]any) []placementv1beta1.ObjectCondition {
 	return out
 }
 
-// field is a string of m, cut to limit bytes on a character boundary.
+// field is a string of m, cut to limit bytes.
 func field(m map[string]any, key string, limit int) string {
 	s, _ := m[key].(string)
-	if len(s) <= limit {
+	return Cut(s, limit)
+}
+
+// Cut shortens s to at most n bytes, on a character boundary, marking the
+// cut with "...".
+func Cut(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
-	cut := limit - len("...")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	i := n - len("...")
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
 	}
-	return s[:cut] + "..."
+	return s[:i] + "..."
 }
 
 func isEmpty(s *placementv1beta1.WorkloadState) bool {

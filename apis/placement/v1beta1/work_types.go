@@ -191,6 +191,30 @@ type ManifestCondition struct {
 	// set for kinds whose status says it (Fleetplane's addition).
 	// +optional
 	Workload *WorkloadState `json:"workload,omitempty"`
+
+	// Warnings are the member's recent Warning events about the object or
+	// the objects it runs (its pods), latest per reason (Fleetplane's
+	// addition).
+	// +kubebuilder:validation:MaxItems=5
+	// +optional
+	Warnings []MemberWarning `json:"warnings,omitempty"`
+}
+
+// MemberWarning is a Warning event a member cluster recorded about a placed
+// object or one it runs.
+type MemberWarning struct {
+	// Reason is the event's reason (Failed, BackOff, FailedScheduling, ...).
+	// +required
+	Reason string `json:"reason"`
+
+	// Message is the event's message, cut to 512 characters.
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// Object is the object the event is about, as "Kind name" (a pod of a
+	// placed Deployment, say).
+	// +optional
+	Object string `json:"object,omitempty"`
 }
 
 // WorkloadState is the part of a member object's status that says whether

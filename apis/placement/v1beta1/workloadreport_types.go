@@ -127,7 +127,7 @@ type ObjectWorkloadReport struct {
 
 	// Clusters has the object's state on each cluster that reports more
 	// than its availability (workloads, Jobs, Services, claims, objects
-	// with conditions), or that does not report it available.
+	// with conditions, warnings), or that does not report it available.
 	// +optional
 	Clusters []ClusterWorkloadState `json:"clusters,omitempty"`
 }
@@ -149,6 +149,11 @@ type ClusterWorkloadState struct {
 	// Workload is what the member's object says about whether it serves.
 	// +optional
 	Workload *WorkloadState `json:"workload,omitempty"`
+
+	// Warnings are the member's recent Warning events about the object or
+	// its pods, latest per reason.
+	// +optional
+	Warnings []MemberWarning `json:"warnings,omitempty"`
 
 	// BackReportedStatus is the member object's whole status, when the
 	// placement's reportBackStrategy mirrors it to the Work API.

@@ -109,6 +109,9 @@ func details(c placementv1beta1.ClusterWorkloadState) string {
 			}
 		}
 	}
+	for _, w := range c.Warnings {
+		parts = append(parts, fmt.Sprintf("warning %s: %s", w.Reason, w.Message))
+	}
 	if c.BackReportedStatus != nil {
 		parts = append(parts, "status mirrored (see -o yaml of the report)")
 	}

@@ -64,16 +64,16 @@ func Work(w *placementv1beta1.Work) {
 }
 
 // manifestConditions returns the one shared copy of mcs when they report
-// nothing but conditions (no drifts, differences or back-reported status:
-// those are the object's alone), else mcs with their identifiers and
-// conditions interned.
+// nothing but conditions (no drifts, differences, back-reported status,
+// workload state or warnings: those are the object's alone), else mcs with
+// their identifiers and conditions interned.
 func manifestConditions(mcs []placementv1beta1.ManifestCondition) []placementv1beta1.ManifestCondition {
 	if len(mcs) == 0 {
 		return mcs
 	}
 	var key keyOf
 	for _, mc := range mcs {
-		if mc.DriftDetails != nil || mc.DiffDetails != nil || mc.BackReportedStatus != nil {
+		if mc.DriftDetails != nil || mc.DiffDetails != nil || mc.BackReportedStatus != nil || mc.Workload != nil || len(mc.Warnings) > 0 {
 			for i := range mcs {
 				internManifestCondition(&mcs[i])
 			}

@@ -187,6 +187,21 @@ func TestEqualMapsAndConditionsAreOneCopy(t *testing.T) {
 		!same(d.Status.ManifestConditions[0].Identifier.Name, a.Status.ManifestConditions[0].Identifier.Name) {
 		t.Error("a Work's drift details are shared, or its identifiers not interned")
 	}
+	for name, own := range map[string]func(*placementv1beta1.ManifestCondition){
+		"workload state": func(mc *placementv1beta1.ManifestCondition) {
+			mc.Workload = &placementv1beta1.WorkloadState{Phase: "Bound"}
+		},
+		"warnings": func(mc *placementv1beta1.ManifestCondition) {
+			mc.Warnings = []placementv1beta1.MemberWarning{{Reason: "Failed"}}
+		},
+	} {
+		mine := w.DeepCopy()
+		mine.Status.ManifestConditions[0].DriftDetails = nil
+		own(&mine.Status.ManifestConditions[0])
+		if d := transformed(t, decoded(t, mine)); unsafe.SliceData(d.Status.ManifestConditions) == unsafe.SliceData(a.Status.ManifestConditions) {
+			t.Errorf("a Work's %s is shared with a Work that has none", name)
+		}
+	}
 	if sameConditions(a.Status.Conditions, b.Status.Conditions) {
 		t.Error("conditions set at different times are one copy")
 	}

@@ -2,11 +2,13 @@ package placement
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -160,5 +162,70 @@ var _ = Describe("Workload reports", func() {
 				g.Expect(st.Status.ReadyReplicas).To(BeEquivalentTo(1), "ready replicas on %s", m)
 			}
 		}).Should(Succeed())
+	})
+
+	It("bring a member's warnings about a team's pods to the team, as events in its workspace", func() {
+		t := newTeam("warnings")
+		ns := uniqueName("app")
+		app := deployment(ns, "app", "nginx:1.27")
+		// No member has such a node: the member's scheduler warns about
+		// the pod.
+		app.Spec.Template.Spec.NodeSelector = map[string]string{"fleetplane.io/no-such-node": "true"}
+		t.create(namespace(ns), app)
+		t.place(newCRP("app", pickFixed("member-1"), namespaceSelector(ns)))
+
+		teamEvents := func(g Gomega, reason string) []corev1.Event {
+			list := &corev1.EventList{}
+			g.Expect(t.c.List(ctx(), list)).To(Succeed(), "the team lists its events")
+			var out, other []corev1.Event
+			for _, e := range list.Items {
+				if e.Namespace == ns && e.Reason == reason && e.InvolvedObject.Kind == "Deployment" && e.InvolvedObject.Name == "app" {
+					out = append(out, e)
+				} else {
+					other = append(other, e)
+				}
+			}
+			g.Expect(out).NotTo(BeEmpty(), "no %s event on Deployment %s/app; the workspace's other events: %v", reason, ns, other)
+			return out
+		}
+		Eventually(func(g Gomega) {
+			s := onCluster(g, reportedObject(g, t.workloadReport(g, "app"), "Deployment", "app"), "member-1")
+			g.Expect(s.Warnings).To(ContainElement(HaveField("Reason", "FailedScheduling")))
+			events := teamEvents(g, "FailedScheduling")
+			g.Expect(events).NotTo(BeEmpty())
+			g.Expect(events[0].Type).To(Equal(corev1.EventTypeWarning))
+			g.Expect(events[0].Message).To(HavePrefix("cluster member-1: Pod app-"), "the cluster and the pod are named")
+		}).Should(Succeed())
+
+		By("an image that cannot be pulled: the event the member's kubelet records")
+		pods := &corev1.PodList{}
+		Expect(memberClient("member-1").List(ctx(), pods, client.InNamespace(ns))).To(Succeed())
+		Expect(pods.Items).NotTo(BeEmpty())
+		pod := pods.Items[0]
+		now := metav1.Now()
+		Expect(memberClient("member-1").Create(ctx(), &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Namespace: ns, Name: pod.Name + ".pull"},
+			InvolvedObject: corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: ns, Name: pod.Name, UID: pod.UID},
+			Type:           corev1.EventTypeWarning, Reason: "Failed", Count: 1, FirstTimestamp: now, LastTimestamp: now,
+			Message: `Failed to pull image "nginx:nope": rpc error: code = NotFound desc = manifest unknown`,
+			Source:  corev1.EventSource{Component: "kubelet", Host: "node-1"},
+		})).To(Succeed())
+		Eventually(func(g Gomega) {
+			s := onCluster(g, reportedObject(g, t.workloadReport(g, "app"), "Deployment", "app"), "member-1")
+			works := &placementv1beta1.WorkList{}
+			g.Expect(fleetClient().List(ctx(), works, client.InNamespace("fleet-member-member-1"))).To(Succeed())
+			var reported []placementv1beta1.MemberWarning
+			for _, w := range works.Items {
+				for _, mc := range w.Status.ManifestConditions {
+					reported = append(reported, mc.Warnings...)
+				}
+			}
+			g.Expect(s.Warnings).To(ContainElement(HaveField("Reason", "Failed")), "the report's warnings; the Works': %+v", reported)
+			events := teamEvents(g, "Failed")
+			g.Expect(events).NotTo(BeEmpty())
+			g.Expect(events[0].Message).To(Equal(fmt.Sprintf(`cluster member-1: Pod %s: Failed to pull image "nginx:nope": rpc error: code = NotFound desc = manifest unknown`, pod.Name)))
+		}).Should(Succeed())
+		out, _ := runFleet(t.kubeconfig(), 0, "status", "app")
+		Expect(out).To(ContainSubstring(`warning Failed: Failed to pull image "nginx:nope"`))
 	})
 })
