@@ -5,6 +5,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -95,6 +96,21 @@ var _ = Describe("The samples", func() {
 			rp := &placementv1beta1.ResourcePlacement{}
 			g.Expect(t.c.Get(ctx(), client.ObjectKey{Namespace: "web", Name: "web-flags"}, rp)).To(Succeed())
 			expectAvailable(g, rp, allMembers(), []placementv1beta1.ResourceIdentifier{configMapID("web", "web-flags")}, "0")
+		}).Should(Succeed())
+	})
+
+	It("status: the member's Deployment status shows on the team's, and in the workload report", func() {
+		t := newTeam("status")
+		placements := t.applySamples("status/00-app.yaml", "status/10-crp-mirror.yaml")
+		Expect(placements).To(HaveLen(1))
+		t.place(placements[0])
+		Eventually(func(g Gomega) {
+			d := &appsv1.Deployment{}
+			g.Expect(t.c.Get(ctx(), client.ObjectKey{Namespace: "shop", Name: "shop"}, d)).To(Succeed())
+			g.Expect(d.Status.ReadyReplicas).To(BeEquivalentTo(2), "the hub Deployment shows the member's")
+			r := t.workloadReport(g, "shop")
+			g.Expect(r.Status.ReadyReplicas).To(Equal("2/2"))
+			g.Expect(r.Status.AvailableClusters).To(Equal("1/1"))
 		}).Should(Succeed())
 	})
 
