@@ -90,10 +90,13 @@ $(BIN)/kwok-stages.yaml:
 $(CONTROLLER_GEN):
 	GOBIN=$(BIN) $(GO) install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 
-## generate: deepcopy, CRDs (controller-gen) and kcp APIResourceSchemas/APIExports (config/schemagen)
+## generate: deepcopy, CRDs (controller-gen, and the cluster inventory API's) and kcp APIResourceSchemas/APIExports (config/schemagen)
 generate: $(CONTROLLER_GEN)
 	$(CONTROLLER_GEN) object paths=./apis/...
 	rm -f config/crds/*.yaml && $(CONTROLLER_GEN) crd paths=./apis/... output:crd:dir=config/crds
+	# The cluster inventory API's ClusterProfile, as its module publishes it.
+	cp "$$($(GO) list -m -f '{{.Dir}}' sigs.k8s.io/cluster-inventory-api)/config/crd/bases/multicluster.x-k8s.io_clusterprofiles.yaml" config/crds/
+	chmod u+w config/crds/multicluster.x-k8s.io_clusterprofiles.yaml
 	rm -f config/fleet/apiresourceschemas-*.yaml config/fleet/apiexport-*.yaml
 	$(GO) run ./config/schemagen -crds config/crds -out config/fleet
 

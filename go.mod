@@ -48,6 +48,7 @@ require (
 	k8s.io/kubernetes v1.32.3
 	k8s.io/pod-security-admission v0.32.3
 	k8s.io/utils v0.0.0-20241210054802-24370beab758
+	sigs.k8s.io/cluster-inventory-api v0.0.0-20240730014211-ef0154379848
 	sigs.k8s.io/json v0.0.0-20241014173422-cfa47c3a1cc8
 	sigs.k8s.io/multicluster-runtime v0.20.4-alpha.7
 	sigs.k8s.io/yaml v1.4.0

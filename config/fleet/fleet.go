@@ -32,10 +32,13 @@ const (
 	WorkloadsExport = "kubernetes"
 	// TenancyExport serves ClusterGrants; only root:fleet binds it.
 	TenancyExport = "tenancy.fleetplane.io"
+	// ClusterInventoryExport serves the cluster inventory API's
+	// ClusterProfiles into root:fleet and the team workspaces.
+	ClusterInventoryExport = "multicluster.x-k8s.io"
 )
 
 // Exports are all APIExports of root:fleet, each bound in root:fleet itself.
-var Exports = []string{ClusterExport, PlacementExport, WorkloadsExport, TenancyExport}
+var Exports = []string{ClusterExport, PlacementExport, WorkloadsExport, TenancyExport, ClusterInventoryExport}
 
 //go:embed *.yaml
 var fs embed.FS

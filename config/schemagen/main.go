@@ -166,7 +166,7 @@ func schemaPrefix(spec any) (string, error) {
 // limitedExports are the exports whose consumers are held to the maximal
 // permission policy in config/fleet (clusterrole-maximal-permissions.yaml):
 // they hold objects only the hub's controllers may write.
-var limitedExports = map[string]bool{fleetconfig.PlacementExport: true, fleetconfig.ClusterExport: true}
+var limitedExports = map[string]bool{fleetconfig.PlacementExport: true, fleetconfig.ClusterExport: true, fleetconfig.ClusterInventoryExport: true}
 
 func apiExport(name string, schemas []*apisv1alpha1.APIResourceSchema) *apisv1alpha2.APIExport {
 	e := &apisv1alpha2.APIExport{

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+	inventoryv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +33,7 @@ import (
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	fleetconfig "github.com/fleetplane/fleetplane/config/fleet"
 	"github.com/fleetplane/fleetplane/controllers/clustergrant"
+	"github.com/fleetplane/fleetplane/controllers/clusterprofile"
 	"github.com/fleetplane/fleetplane/controllers/common/intern"
 	"github.com/fleetplane/fleetplane/controllers/common/managedfields"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
@@ -95,7 +97,7 @@ func hubScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, clusterv1beta1.AddToScheme, placementv1beta1.AddToScheme, tenancyv1alpha1.AddToScheme,
-		corev1alpha1.AddToScheme, kcptenancyv1alpha1.AddToScheme, apisv1alpha1.AddToScheme, apisv1alpha2.AddToScheme,
+		corev1alpha1.AddToScheme, kcptenancyv1alpha1.AddToScheme, apisv1alpha1.AddToScheme, apisv1alpha2.AddToScheme, inventoryv1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return nil, err
@@ -198,13 +200,18 @@ func startControllers(ctx context.Context, loopback *rest.Config, opts controlle
 	if err := setupControllers(mcMgr, workspaces, opts, changes); err != nil {
 		return err
 	}
+	profiles := &clusterprofile.Reconciler{Fleet: mgr.GetClient(), Workspaces: workspaces}
+	if err := profiles.SetupWithManager(mgr); err != nil {
+		return err
+	}
 	go func() {
 		if err := changes.Start(ctx, loopback, mgr.GetAPIReader(), fleetconfig.WorkloadsExport, fleetconfig.PlacementExport); err != nil {
 			logger.Error(err, "resource change detection did not start; placements only follow their own changes")
 		}
 	}()
 	go func() {
-		released := &release.Manager{Manager: mcMgr, Wildcard: provider.GetWildcard(), Forget: []func(logicalcluster.Name){workspaces.Forget, changes.Forget},
+		released := &release.Manager{Manager: mcMgr, Wildcard: provider.GetWildcard(), Engaged: []func(logicalcluster.Name){profiles.Engaged},
+			Forget:            []func(logicalcluster.Name){workspaces.Forget, changes.Forget, profiles.Forget},
 			ReturnMemoryAfter: returnMemoryAfter}
 		if err := provider.Run(ctx, released); err != nil {
 			logger.Error(err, "workspace provider stopped")

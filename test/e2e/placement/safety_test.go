@@ -205,10 +205,7 @@ var _ = Describe("A team that rewrites its workspace's path", Serial, func() {
 		privileged, t := newTeam("privileged"), newTeam("pretender")
 
 		By("granting every cluster to one team only, and the canary cluster to the other")
-		saved := &tenancyv1alpha1.ClusterGrant{}
-		Expect(fleetClient().Get(ctx(), client.ObjectKey{Name: "all-teams"}, saved)).To(Succeed())
-		updateGrant("all-teams", func(g *tenancyv1alpha1.ClusterGrant) { g.Spec.Workspaces = []string{privileged.path} })
-		DeferCleanup(updateGrant, "all-teams", func(g *tenancyv1alpha1.ClusterGrant) { g.Spec = saved.Spec })
+		limitAllTeams(privileged.path)
 		canary := &tenancyv1alpha1.ClusterGrant{
 			ObjectMeta: metav1.ObjectMeta{Name: uniqueName("pretender-canary")},
 			Spec: tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{t.path},

@@ -476,10 +476,7 @@ var _ = Describe("A staged update run and a member cluster joining the fleet", S
 var _ = Describe("A staged update run in a team with a narrow grant", Serial, func() {
 	It("plans and rolls out over the team's granted clusters only, whatever its stages select", func() {
 		t := newTeam("staged-grant")
-		saved := &tenancyv1alpha1.ClusterGrant{}
-		Expect(fleetClient().Get(ctx(), client.ObjectKey{Name: "all-teams"}, saved)).To(Succeed())
-		updateGrant("all-teams", func(g *tenancyv1alpha1.ClusterGrant) { g.Spec.Workspaces = []string{"root:teams:nobody"} })
-		DeferCleanup(updateGrant, "all-teams", func(g *tenancyv1alpha1.ClusterGrant) { g.Spec = saved.Spec })
+		limitAllTeams("root:teams:nobody")
 		prod := &tenancyv1alpha1.ClusterGrant{ObjectMeta: metav1.ObjectMeta{Name: uniqueName("staged-prod")},
 			Spec: tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{t.path}, ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}}}
 		Expect(fleetClient().Create(ctx(), prod)).To(Succeed())

@@ -18,17 +18,23 @@ func updateGrant(name string, change func(*tenancyv1alpha1.ClusterGrant)) {
 	update(fleetClient(), &tenancyv1alpha1.ClusterGrant{ObjectMeta: metav1.ObjectMeta{Name: name}}, change)
 }
 
+// limitAllTeams narrows the default grant all-teams to the given
+// workspaces until the spec ends (the spec must be Serial).
+func limitAllTeams(paths ...string) {
+	allTeams := &tenancyv1alpha1.ClusterGrant{}
+	ExpectWithOffset(1, fleetClient().Get(ctx(), client.ObjectKey{Name: "all-teams"}, allTeams)).To(Succeed())
+	saved := *allTeams.Spec.DeepCopy()
+	updateGrant("all-teams", func(g *tenancyv1alpha1.ClusterGrant) { g.Spec.Workspaces = paths })
+	DeferCleanup(updateGrant, "all-teams", func(g *tenancyv1alpha1.ClusterGrant) { g.Spec = saved })
+}
+
 var _ = Describe("Two teams", Serial, func() {
 	It("see only their own placements, and place only onto the clusters granted to them", func() {
 		a, b := newTeam("team-a"), newTeam("team-b")
 
 		By("granting team B only the canary clusters, for this spec")
 		fc := fleetClient()
-		allTeams := &tenancyv1alpha1.ClusterGrant{}
-		Expect(fc.Get(ctx(), client.ObjectKey{Name: "all-teams"}, allTeams)).To(Succeed())
-		saved := *allTeams.Spec.DeepCopy()
-		updateGrant("all-teams", func(g *tenancyv1alpha1.ClusterGrant) { g.Spec.Workspaces = []string{a.path} })
-		DeferCleanup(updateGrant, "all-teams", func(g *tenancyv1alpha1.ClusterGrant) { g.Spec = saved })
+		limitAllTeams(a.path)
 		canary := &tenancyv1alpha1.ClusterGrant{
 			ObjectMeta: metav1.ObjectMeta{Name: uniqueName("team-b-canary")},
 			Spec: tenancyv1alpha1.ClusterGrantSpec{
