@@ -78,6 +78,8 @@ type controllerOptions struct {
 	TeamLimits tenancy.Limits
 	// Usage counts what the workspaces store (the server runs it).
 	Usage *usage.Meter
+	// WorkloadReports runs the workload report controllers.
+	WorkloadReports bool
 }
 
 // usagePublishInterval is how often each team's usage shown on its
@@ -90,6 +92,7 @@ func defaultControllerOptions() controllerOptions {
 		ForceDeleteWait:    membercluster.DefaultForceDeleteWait,
 		TeamLimits:         tenancy.DefaultLimits,
 		Usage:              usage.NewMeter(),
+		WorkloadReports:    true,
 	}
 }
 
@@ -265,6 +268,9 @@ func setupControllers(mgr mcmanager.Manager, workspaces *clients.Factory, opts c
 		if err := (&workgenerator.Reconciler{Manager: mgr, Fleet: local.GetClient(), Workspaces: workspaces, Scope: scope,
 			TeamReservedNamespaces: opts.TeamReservedNamespaces}).SetupWithManager(mgr); err != nil {
 			return err
+		}
+		if !opts.WorkloadReports {
+			continue
 		}
 		if err := (&workloadreport.Reconciler{Manager: mgr, Fleet: local.GetClient(), Workspaces: workspaces, Scope: scope}).SetupWithManager(mgr); err != nil {
 			return err
