@@ -90,6 +90,12 @@ func (r *Reconciler) Forget(name logicalcluster.Name) {
 	delete(r.workspaces, name)
 }
 
+func (r *Reconciler) engagedNow(name logicalcluster.Name) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.workspaces[name]
+}
+
 func (r *Reconciler) all() []logicalcluster.Name {
 	r.mu.Lock()
 	defer r.mu.Unlock()

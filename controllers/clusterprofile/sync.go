@@ -47,6 +47,10 @@ const bindingWait = 2 * time.Second
 // may use.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	name := logicalcluster.Name(req.Name)
+	if !r.engagedNow(name) {
+		// Gone: its clients are forgotten, and must not be made again.
+		return ctrl.Result{}, nil
+	}
 	ws, err := r.Workspaces.For(name)
 	if err != nil {
 		return ctrl.Result{}, err

@@ -125,13 +125,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	if p == nil || !p.GetDeletionTimestamp().IsZero() {
 		return ctrl.Result{}, r.remove(ctx, c, key)
 	}
-	bindings, err := placements.Bindings(ctx, c, key)
+	// Read only, so no copies of the cache's bindings and Works (but the
+	// first Work of each, which is read by name).
+	bindings, err := placements.Bindings(ctx, c, key, client.UnsafeDisableDeepCopy)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	var clusters []clusterWorks
 	for _, b := range bindings {
-		ws, err := works.OfBinding(ctx, r.Fleet, req.ClusterName, b)
+		ws, err := works.OfBinding(ctx, r.Fleet, req.ClusterName, b, client.UnsafeDisableDeepCopy)
 		if err != nil {
 			return ctrl.Result{}, err
 		}

@@ -66,8 +66,9 @@ func MemberNamespace(b placementv1beta1.BindingObj) string {
 
 // OfBinding reads, from fleet (root:fleet's cache), the Works written for
 // binding b of workspace: its first by name, the others through
-// OriginIndex.
-func OfBinding(ctx context.Context, fleet client.Reader, workspace string, b placementv1beta1.BindingObj) ([]placementv1beta1.Work, error) {
+// OriginIndex (with opts: client.UnsafeDisableDeepCopy for a reader that
+// does not change them).
+func OfBinding(ctx context.Context, fleet client.Reader, workspace string, b placementv1beta1.BindingObj, opts ...client.ListOption) ([]placementv1beta1.Work, error) {
 	var out []placementv1beta1.Work
 	prefix := Prefix(workspace, b.GetNamespace(), b.GetLabels()[placementv1beta1.PlacementTrackingLabel])
 	first := &placementv1beta1.Work{}
@@ -80,7 +81,8 @@ func OfBinding(ctx context.Context, fleet client.Reader, workspace string, b pla
 		out = append(out, *first)
 	}
 	list := &placementv1beta1.WorkList{}
-	if err := fleet.List(ctx, list, client.InNamespace(MemberNamespace(b)), client.MatchingFields{OriginIndex: originKey(workspace, b.GetNamespace(), b.GetName())}); err != nil {
+	opts = append(opts, client.InNamespace(MemberNamespace(b)), client.MatchingFields{OriginIndex: originKey(workspace, b.GetNamespace(), b.GetName())})
+	if err := fleet.List(ctx, list, opts...); err != nil {
 		return nil, err
 	}
 	return append(out, list.Items...), nil

@@ -29,12 +29,13 @@ var _ = Describe("Workspace topology", func() {
 		Expect(wt.Spec.DefaultAPIBindings).To(ConsistOf(
 			HaveField("Export", "placement.kubernetes-fleet.io"),
 			HaveField("Export", "kubernetes"),
+			HaveField("Export", "multicluster.x-k8s.io"),
 		))
 	})
 
 	It("exports the fleet and workload APIs from root:fleet and serves them there", func(ctx SpecContext) {
 		fleet := hub.KCP("root:fleet")
-		for _, name := range []string{"cluster.kubernetes-fleet.io", "placement.kubernetes-fleet.io", "kubernetes"} {
+		for _, name := range []string{"cluster.kubernetes-fleet.io", "placement.kubernetes-fleet.io", "kubernetes", "multicluster.x-k8s.io"} {
 			export, err := fleet.ApisV1alpha2().APIExports().Get(ctx, name, metav1.GetOptions{})
 			Expect(err).NotTo(HaveOccurred(), "APIExport %s", name)
 			Expect(export.Spec.Resources).NotTo(BeEmpty())
@@ -56,7 +57,7 @@ var _ = Describe("Workspace topology", func() {
 		))
 	})
 
-	It("binds a new fleet-team workspace to the placement and workload APIs automatically", func(ctx SpecContext) {
+	It("binds a new fleet-team workspace to the placement, workload and cluster inventory APIs automatically", func(ctx SpecContext) {
 		path, err := hub.CreateTeamWorkspace(ctx, uniqueName("team"))
 		Expect(err).NotTo(HaveOccurred())
 		list, err := hub.KCP(path).ApisV1alpha2().APIBindings().List(ctx, metav1.ListOptions{})
@@ -66,7 +67,7 @@ var _ = Describe("Workspace topology", func() {
 			Expect(b.Status.Phase).To(Equal(apisv1alpha2.APIBindingPhaseBound), "APIBinding %s", b.Name)
 			exports = append(exports, b.Spec.Reference.Export.Path+":"+b.Spec.Reference.Export.Name)
 		}
-		Expect(exports).To(ContainElements("root:fleet:placement.kubernetes-fleet.io", "root:fleet:kubernetes"))
+		Expect(exports).To(ContainElements("root:fleet:placement.kubernetes-fleet.io", "root:fleet:kubernetes", "root:fleet:multicluster.x-k8s.io"))
 	})
 
 	It("stores ordinary workloads applied into a team workspace", func(ctx SpecContext) {
