@@ -95,6 +95,7 @@ generate: $(CONTROLLER_GEN)
 	$(CONTROLLER_GEN) object paths=./apis/...
 	rm -f config/crds/*.yaml && $(CONTROLLER_GEN) crd paths=./apis/... output:crd:dir=config/crds
 	# The cluster inventory API's ClusterProfile, as its module publishes it.
+	$(GO) mod download sigs.k8s.io/cluster-inventory-api
 	cp "$$($(GO) list -m -f '{{.Dir}}' sigs.k8s.io/cluster-inventory-api)/config/crd/bases/multicluster.x-k8s.io_clusterprofiles.yaml" config/crds/
 	chmod u+w config/crds/multicluster.x-k8s.io_clusterprofiles.yaml
 	rm -f config/fleet/apiresourceschemas-*.yaml config/fleet/apiexport-*.yaml
