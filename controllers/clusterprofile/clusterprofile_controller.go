@@ -9,6 +9,8 @@ package clusterprofile
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -99,11 +101,7 @@ func (r *Reconciler) engagedNow(name logicalcluster.Name) bool {
 func (r *Reconciler) all() []logicalcluster.Name {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]logicalcluster.Name, 0, len(r.workspaces))
-	for name := range r.workspaces {
-		out = append(out, name)
-	}
-	return out
+	return slices.Collect(maps.Keys(r.workspaces))
 }
 
 // everyWorkspace enqueues every engaged workspace, after coalesce.

@@ -2,6 +2,8 @@ package clusterprofile
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -116,7 +118,7 @@ func (r *Reconciler) sync(ctx context.Context, c client.Client, path logicalclus
 			return err
 		}
 	}
-	for _, name := range sortedKeys(want) {
+	for _, name := range slices.Sorted(maps.Keys(want)) {
 		w := want[name]
 		status := w.Status
 		logger.V(2).Info("adding the ClusterProfile of a cluster the workspace may use", "cluster", name)
@@ -232,13 +234,4 @@ func ensureBinding(ctx context.Context, c client.Client) (bool, error) {
 			Export: &apisv1alpha2.ExportBindingReference{Path: fleetconfig.Path, Name: fleetconfig.ClusterInventoryExport}}},
 	}
 	return false, client.IgnoreAlreadyExists(c.Create(ctx, b))
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

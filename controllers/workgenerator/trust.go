@@ -151,7 +151,7 @@ func deleteStrategyOf(p placementv1beta1.PlacementObj) placementv1beta1.DeletePr
 // nothing.
 func reportBackOf(p placementv1beta1.PlacementObj) *placementv1beta1.ReportBackStrategy {
 	rb := p.GetPlacementSpec().Strategy.ReportBackStrategy
-	if rb == nil || rb.Type != placementv1beta1.ReportBackStrategyTypeMirror {
+	if rb.MirrorDestination() == "" {
 		return nil
 	}
 	return rb

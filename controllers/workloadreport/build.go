@@ -2,6 +2,8 @@ package workloadreport
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -44,9 +46,7 @@ func reported(w *placementv1beta1.Work) bool {
 // mirrorsToWorkAPI tells whether the Work's placement mirrors statuses to
 // the Work API: the report then carries them to the team.
 func mirrorsToWorkAPI(w *placementv1beta1.Work) bool {
-	rb := w.Spec.ReportBackStrategy
-	return rb != nil && rb.Type == placementv1beta1.ReportBackStrategyTypeMirror && rb.Destination != nil &&
-		*rb.Destination == placementv1beta1.ReportBackDestinationWorkAPI
+	return w.Spec.ReportBackStrategy.MirrorDestination() == placementv1beta1.ReportBackDestinationWorkAPI
 }
 
 // build is the report of the placement's objects on its clusters; prev are
@@ -224,13 +224,8 @@ func keyOf(id placementv1beta1.ResourceIdentifier) string {
 }
 
 func sorted(objects map[string]*placementv1beta1.ObjectWorkloadReport) []placementv1beta1.ObjectWorkloadReport {
-	keys := make([]string, 0, len(objects))
-	for k := range objects {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]placementv1beta1.ObjectWorkloadReport, 0, len(keys))
-	for _, k := range keys {
+	out := make([]placementv1beta1.ObjectWorkloadReport, 0, len(objects))
+	for _, k := range slices.Sorted(maps.Keys(objects)) {
 		out = append(out, *objects[k])
 	}
 	return out

@@ -187,11 +187,10 @@ func diffDetails(prev *placementv1beta1.DiffDetails, m *manifest, now metav1.Tim
 }
 
 // mirrors tells whether the Work's placement mirrors member statuses back
-// (reportBackStrategy Mirror, to either destination: the hub copies them
-// on to the original objects from here).
+// (to either destination: the hub copies them on to the original objects
+// from here).
 func mirrors(work *placementv1beta1.Work) bool {
-	rb := work.Spec.ReportBackStrategy
-	return rb != nil && rb.Type == placementv1beta1.ReportBackStrategyTypeMirror
+	return work.Spec.ReportBackStrategy.MirrorDestination() != ""
 }
 
 // reportWorkload adds to an applied manifest's condition what its member

@@ -704,6 +704,15 @@ type ReportBackStrategy struct {
 	Destination *ReportBackDestination `json:"destination,omitempty"`
 }
 
+// MirrorDestination is where the strategy mirrors member statuses to;
+// empty when it mirrors none.
+func (s *ReportBackStrategy) MirrorDestination() ReportBackDestination {
+	if s == nil || s.Type != ReportBackStrategyTypeMirror || s.Destination == nil {
+		return ""
+	}
+	return *s.Destination
+}
+
 // PlacementStatus is the observed state of a placement.
 type PlacementStatus struct {
 	// SelectedResources lists the resources the placement selected.
