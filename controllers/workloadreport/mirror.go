@@ -18,14 +18,13 @@ import (
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
+	"github.com/fleetplane/fleetplane/controllers/common/works"
 )
 
 // mirrorsToOriginal tells whether the placement mirrors member statuses to
 // its original objects.
 func mirrorsToOriginal(p placementv1beta1.PlacementObj) bool {
-	rb := p.GetPlacementSpec().Strategy.ReportBackStrategy
-	return rb != nil && rb.Type == placementv1beta1.ReportBackStrategyTypeMirror && rb.Destination != nil &&
-		*rb.Destination == placementv1beta1.ReportBackDestinationOriginalResource
+	return p.GetPlacementSpec().Strategy.ReportBackStrategy.MirrorDestination() == placementv1beta1.ReportBackDestinationOriginalResource
 }
 
 // singleCluster tells why a placement cannot mirror to its original
@@ -68,15 +67,26 @@ func (r *Reconciler) mirror(ctx context.Context, workspace string, p placementv1
 	if err != nil {
 		return err
 	}
+	// Only what the placement selected: a Work's report names the objects,
+	// and the hub writes nothing else of the workspace on its say.
+	selected := map[string]bool{}
+	for _, id := range p.GetPlacementStatus().SelectedResources {
+		if id.Envelope == nil {
+			selected[keyOf(id)] = true
+		}
+	}
 	var mirrored int
 	var tooLarge, failed []string
 	var errs []error
 	for i := range clusters[0].works {
 		w := &clusters[0].works[i]
-		if w.Labels[placementv1beta1.EnvelopeTypeLabel] != "" || !reported(w) {
+		if !reported(w) {
 			continue
 		}
 		for _, mc := range w.Status.ManifestConditions {
+			if !selected[keyOf(works.Identifier(w, mc.Identifier))] {
+				continue
+			}
 			name := describe(mc.Identifier)
 			if cond := meta.FindStatusCondition(mc.Conditions, placementv1beta1.WorkloadReportStatusBackReportedConditionType); cond != nil && cond.Status == metav1.ConditionFalse {
 				tooLarge = append(tooLarge, name)
