@@ -113,7 +113,7 @@ test: build test-unit test-e2e
 
 test-unit:
 	$(GO) test ./apis/... ./cmd/... ./config/... ./internal/... ./metrics/... ./workspaces/... ./controllers/... ./syncer/... \
-		github.com/kcp-dev/kcp/pkg/informer github.com/kcp-dev/kcp/pkg/reconciler/garbagecollector github.com/kcp-dev/kcp/pkg/admission/validatingadmissionpolicy k8s.io/apiextensions-apiserver/pkg/apiserver/validation k8s.io/apiextensions-apiserver/pkg/apiserver \
+		github.com/kcp-dev/kcp/pkg/informer github.com/kcp-dev/kcp/pkg/server/filters github.com/kcp-dev/kcp/pkg/reconciler/garbagecollector github.com/kcp-dev/kcp/pkg/admission/validatingadmissionpolicy k8s.io/apiextensions-apiserver/pkg/apiserver/validation k8s.io/apiextensions-apiserver/pkg/apiserver \
 		k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting \
 		github.com/kcp-dev/apimachinery/v2/pkg/client github.com/kcp-dev/apimachinery/v2/pkg/cache github.com/kcp-dev/apimachinery/v2/third_party/informers
 

@@ -30,6 +30,7 @@ import (
 	logsapiv1 "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/fleetplane/fleetplane/workspaces/pki"
 	"github.com/fleetplane/fleetplane/workspaces/usage"
 )
 
@@ -104,6 +105,8 @@ type Options struct {
 	// Usage, when set, is run on etcd to count what each workspace
 	// stores (the team limits read it).
 	Usage *usage.Meter
+	// Shard makes the hub one shard of a hub of several (shards.go).
+	Shard ShardOptions
 }
 
 // AdmissionPlugin is an admission plugin and the name it is registered
@@ -146,15 +149,28 @@ var globalOptionsLock sync.Mutex
 
 // Run starts kcp and blocks until ctx is cancelled and the server has stopped.
 func Run(ctx context.Context, opts Options, postStart PostStartFunc) error {
+	if err := opts.Shard.Validate(); err != nil {
+		return err
+	}
 	kcpOpts, err := kcpOptions(opts)
 	if err != nil {
 		return err
+	}
+	now := time.Now()
+	if err := applyShard(kcpOpts, opts.RootDir, opts.Shard, now); err != nil {
+		return err
+	}
+	var servingCA *pki.Authority
+	if opts.Shard.Sharded() {
+		if servingCA, err = opts.Shard.PKI.Authority(pki.ServingCA); err != nil {
+			return err
+		}
 	}
 	if err := logsapiv1.ValidateAndApply(kcpOpts.Server.GenericControlPlane.Logs, kcpfeatures.DefaultFeatureGate); err != nil {
 		return err
 	}
 	rest.SetDefaultWarningHandler(rest.NoWarnings{})
-	if err := ensureServingCert(&kcpOpts.Server.GenericControlPlane, opts.ExternalHostname, time.Now()); err != nil {
+	if err := ensureServingCert(&kcpOpts.Server.GenericControlPlane, append(opts.Shard.servingNames(), opts.ExternalHostname), servingCA, now); err != nil {
 		return err
 	}
 
@@ -242,7 +258,7 @@ func Run(ctx context.Context, opts Options, postStart PostStartFunc) error {
 			return err
 		}
 	}
-	klog.FromContext(ctx).Info("starting kcp", "rootDir", opts.RootDir, "address", net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.SecurePort)))
+	klog.FromContext(ctx).Info("starting kcp", "rootDir", opts.RootDir, "address", net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.SecurePort)), "shard", kcpOpts.Server.Extra.ShardName)
 	return s.Run(ctx)
 }
 

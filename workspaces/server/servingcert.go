@@ -1,40 +1,35 @@
 package server
 
 import (
-	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"path/filepath"
-	"slices"
 	"time"
 
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
 	controlplaneoptions "k8s.io/kubernetes/pkg/controlplane/apiserver/options"
+
+	"github.com/fleetplane/fleetplane/workspaces/pki"
 )
 
 // servingCertLifetime matches what kcp's self-signed fallback gives.
 const servingCertLifetime = 365 * 24 * time.Hour
 
-// ensureServingCert writes a self-signed CA and a serving certificate signed
-// by it to the files kcp loads its serving certificate from
-// (<root-dir>/apiserver.crt and .key), unless they can be read already.
-// kcp's own fallback makes RSA-2048 keys, and the hub signs with its key in
-// every TLS handshake: ~1 ms of CPU each, 2.3% of a restart's CPU with 1,000
-// members reconnecting. A P-256 signature costs a few percent of that. A
-// hub that already has a certificate keeps it (its members trust that CA).
+// ensureServingCert writes the serving certificate kcp loads
+// (<root-dir>/apiserver.crt and .key). A shard of a hub of several shards
+// gets one from the hub's serving authority at every start, for its names
+// of that start. A single hub gets a self-signed CA and a certificate signed
+// by it, unless it can read one already: a hub that has a certificate keeps
+// it (its members trust that CA). kcp's own fallback makes RSA-2048 keys,
+// and the hub signs with its key in every TLS handshake: ~1 ms of CPU each,
+// 2.3% of a restart's CPU with 1,000 members reconnecting.
 //
 // The names are kcp's (the advertise address, the bind address, or
-// localhost when binding every interface) plus loopback and the external
-// host name, which the hub writes into kubeconfigs.
-func ensureServingCert(cp *controlplaneoptions.Options, externalHostname string, now time.Time) error {
+// localhost when binding every interface) plus loopback and the names
+// clients use (the external host name, which the hub writes into
+// kubeconfigs, and a shard's base URL).
+func ensureServingCert(cp *controlplaneoptions.Options, names []string, authority *pki.Authority, now time.Time) error {
 	serving := cp.SecureServing.SecureServingOptions
 	pair := serving.ServerCert
 	if pair.CertKey.CertFile != "" || pair.CertKey.KeyFile != "" || pair.CertDirectory == "" {
@@ -42,7 +37,7 @@ func ensureServingCert(cp *controlplaneoptions.Options, externalHostname string,
 	}
 	certFile := filepath.Join(pair.CertDirectory, pair.PairName+".crt")
 	keyFile := filepath.Join(pair.CertDirectory, pair.PairName+".key")
-	if exists, err := certutil.CanReadCertAndKey(certFile, keyFile); err != nil || exists {
+	if exists, err := certutil.CanReadCertAndKey(certFile, keyFile); err != nil || exists && authority == nil {
 		return err
 	}
 	// Sets the address kcp's Complete would set: the certificate names it.
@@ -50,29 +45,21 @@ func ensureServingCert(cp *controlplaneoptions.Options, externalHostname string,
 		return fmt.Errorf("the hub's serving certificate: %w", err)
 	}
 	advertise := cp.GenericServerRunOptions.AdvertiseAddress
-	var ips []net.IP
-	addIP := func(ip net.IP) {
-		if !slices.ContainsFunc(ips, ip.Equal) {
-			ips = append(ips, ip)
-		}
-	}
-	for _, ip := range []net.IP{advertise, net.IPv4(127, 0, 0, 1), net.IPv6loopback} {
-		addIP(ip)
+	hosts := pki.Hosts{IPs: []net.IP{advertise}}
+	for _, name := range append([]string{"127.0.0.1", "::1"}, names...) {
+		hosts.Add(name)
 	}
 	if !serving.BindAddress.IsUnspecified() {
-		addIP(serving.BindAddress)
+		hosts.Add(serving.BindAddress.String())
 	}
-	dns := []string{"localhost"}
-	external := externalHostname
-	if host, _, err := net.SplitHostPort(external); err == nil {
-		external = host // the API server takes host:port there too
+	hosts.Add("localhost")
+	var certPEM, keyPEM []byte
+	var err error
+	if authority != nil {
+		certPEM, keyPEM, err = authority.Serving(fmt.Sprintf("%s@%d", advertise, now.Unix()), hosts, now)
+	} else {
+		certPEM, keyPEM, err = selfSignedServingCert(advertise.String(), hosts, now)
 	}
-	if ip := net.ParseIP(external); ip != nil {
-		addIP(ip)
-	} else if external != "" {
-		dns = append(dns, external)
-	}
-	certPEM, keyPEM, err := selfSignedServingCert(advertise.String(), ips, dns, now)
 	if err != nil {
 		return fmt.Errorf("generating the hub's serving certificate: %w", err)
 	}
@@ -82,67 +69,13 @@ func ensureServingCert(cp *controlplaneoptions.Options, externalHostname string,
 	return keyutil.WriteKey(keyFile, keyPEM)
 }
 
-// selfSignedServingCert returns a serving certificate for ips and dns
-// followed by the CA that signed it (both P-256, PEM), and the serving key.
-// The CA's key is not kept: nothing else is ever signed with it.
-func selfSignedServingCert(host string, ips []net.IP, dns []string, now time.Time) (certPEM, keyPEM []byte, err error) {
-	notBefore := now.Add(-time.Hour) // tolerate clocks a little behind
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+// selfSignedServingCert returns a serving certificate for hosts followed by
+// the CA that signed it (both P-256, PEM), and the serving key. The CA's key
+// is not kept: nothing else is ever signed with it.
+func selfSignedServingCert(host string, hosts pki.Hosts, now time.Time) (certPEM, keyPEM []byte, err error) {
+	ca, err := pki.NewAuthority(fmt.Sprintf("fleet-hub-ca@%d", now.Unix()), now, servingCertLifetime)
 	if err != nil {
 		return nil, nil, err
 	}
-	ca := &x509.Certificate{
-		Subject:               pkix.Name{CommonName: fmt.Sprintf("fleet-hub-ca@%d", now.Unix())},
-		NotBefore:             notBefore,
-		NotAfter:              notBefore.Add(servingCertLifetime),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := sign(ca, ca, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, nil, err
-	}
-	if ca, err = x509.ParseCertificate(caDER); err != nil {
-		return nil, nil, err
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	leaf := &x509.Certificate{
-		Subject:               pkix.Name{CommonName: fmt.Sprintf("%s@%d", host, now.Unix())},
-		NotBefore:             notBefore,
-		NotAfter:              notBefore.Add(servingCertLifetime),
-		KeyUsage:              x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IPAddresses:           ips,
-		DNSNames:              dns,
-	}
-	leafDER, err := sign(leaf, ca, &key.PublicKey, caKey)
-	if err != nil {
-		return nil, nil, err
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	var chain bytes.Buffer
-	for _, der := range [][]byte{leafDER, caDER} {
-		if err := pem.Encode(&chain, &pem.Block{Type: certutil.CertificateBlockType, Bytes: der}); err != nil {
-			return nil, nil, err
-		}
-	}
-	return chain.Bytes(), pem.EncodeToMemory(&pem.Block{Type: keyutil.ECPrivateKeyBlockType, Bytes: keyDER}), nil
-}
-
-// sign issues template with a random serial number.
-func sign(template, parent *x509.Certificate, pub *ecdsa.PublicKey, signer *ecdsa.PrivateKey) ([]byte, error) {
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 63))
-	if err != nil {
-		return nil, err
-	}
-	template.SerialNumber = serial.Add(serial, big.NewInt(1))
-	return x509.CreateCertificate(rand.Reader, template, parent, pub, signer)
+	return ca.Serving(fmt.Sprintf("%s@%d", host, now.Unix()), hosts, now)
 }

@@ -12,6 +12,8 @@ import (
 
 	certutil "k8s.io/client-go/util/cert"
 	controlplaneoptions "k8s.io/kubernetes/pkg/controlplane/apiserver/options"
+
+	"github.com/fleetplane/fleetplane/workspaces/pki"
 )
 
 func servingOptions(t *testing.T, bind string) *controlplaneoptions.Options {
@@ -27,7 +29,7 @@ func servingOptions(t *testing.T, bind string) *controlplaneoptions.Options {
 func TestEnsureServingCertWritesAP256ChainForTheHubsNames(t *testing.T) {
 	cp := servingOptions(t, "127.0.0.1")
 	now := time.Now()
-	if err := ensureServingCert(cp, "hub.example.com:443", now); err != nil {
+	if err := ensureServingCert(cp, []string{"hub.example.com:443"}, nil, now); err != nil {
 		t.Fatal(err)
 	}
 	dir := cp.SecureServing.ServerCert.CertDirectory
@@ -65,12 +67,42 @@ func TestEnsureServingCertKeepsAnExistingPair(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := ensureServingCert(cp, "", time.Now()); err != nil {
+	if err := ensureServingCert(cp, nil, nil, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"apiserver.crt", "apiserver.key"} {
 		if b, _ := os.ReadFile(filepath.Join(dir, f)); string(b) != "kept" {
 			t.Errorf("%s was replaced: a restarted hub must keep the certificate its members trust", f)
 		}
+	}
+}
+
+func TestEnsureServingCertOfAShardIsIssuedByTheHubsAuthorityAtEveryStart(t *testing.T) {
+	cp := servingOptions(t, "127.0.0.1")
+	dir := cp.SecureServing.ServerCert.CertDirectory
+	for _, f := range []string{"apiserver.crt", "apiserver.key"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("an earlier start's"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now()
+	ca, err := pki.NewAuthority("hub serving CA", now, 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ensureServingCert(cp, []string{"shard-1.example.com"}, ca, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tls.LoadX509KeyPair(filepath.Join(dir, "apiserver.crt"), filepath.Join(dir, "apiserver.key")); err != nil {
+		t.Fatalf("the shard's pair does not load: %v", err)
+	}
+	chain, err := certutil.CertsFromFile(filepath.Join(dir, "apiserver.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.Cert)
+	if _, err := chain[0].Verify(x509.VerifyOptions{DNSName: "shard-1.example.com", Roots: roots, CurrentTime: now}); err != nil {
+		t.Errorf("other shards trusting the hub's authority cannot reach this one by its name: %v", err)
 	}
 }

@@ -35,7 +35,7 @@ func NewCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	cmd.AddCommand(newStartCommand())
+	cmd.AddCommand(newStartCommand(), newFrontProxyCommand())
 	return cmd
 }
 
@@ -105,6 +105,12 @@ a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconf
 				go pacer.Run(ctx, klog.FromContext(ctx).WithName("gcpace"))
 			}
 			go binpages.ReleaseEvery(ctx, time.Minute, klog.FromContext(ctx).WithName("binpages"))
+			if !opts.Shard.Root() {
+				// The root shard bootstraps the fleet's workspaces; kcp
+				// places team workspaces on this one.
+				klog.FromContext(ctx).Info("starting a shard of a hub of several", "shard", opts.Shard.Name, "rootShard", opts.Shard.RootShardURL)
+				return server.Run(ctx, opts, nil)
+			}
 			return server.Run(ctx, opts, func(ctx context.Context, loopback *rest.Config) error {
 				if err := bootstrap.Run(ctx, loopback); err != nil {
 					return err
@@ -125,6 +131,11 @@ a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconf
 	f.StringSliceVar(&opts.EtcdServers, "etcd-servers", opts.EtcdServers, "external etcd endpoints (e.g. http://127.0.0.1:2379); empty runs an embedded etcd in --root-dir")
 	f.IntVar(&opts.EmbeddedEtcdClientPort, "embedded-etcd-client-port", opts.EmbeddedEtcdClientPort, "client port of the embedded etcd")
 	f.IntVar(&opts.EmbeddedEtcdPeerPort, "embedded-etcd-peer-port", opts.EmbeddedEtcdPeerPort, "peer port of the embedded etcd")
+	f.StringVar(&opts.Shard.Name, "shard-name", server.RootShard, "name of this shard in a hub of several (docs/hub.md); the shard named root holds the root, fleet and teams workspaces")
+	f.StringVar((*string)(&opts.Shard.PKI), "shared-pki-dir", "", "directory of the authorities and service account key that every shard and the front-proxy of a hub of several share (created by the first to start); empty runs a hub of one shard")
+	f.StringVar(&opts.Shard.RootShardURL, "root-shard-url", "", "URL of the root shard (a shard other than root reads what every shard shares there)")
+	f.StringVar(&opts.Shard.BaseURL, "shard-base-url", "", "URL at which the other shards and the front-proxy reach this shard (default https://<external-hostname>:<secure-port>)")
+	f.StringVar(&opts.Shard.ExternalURL, "external-url", "", "URL of the front-proxy through which clients reach every shard")
 	f.DurationVar(&ctrlOpts.UnhealthyThreshold, "cluster-unhealthy-threshold", ctrlOpts.UnhealthyThreshold, "how long a member cluster may miss heartbeats before it is reported unhealthy and gets no new placements (it keeps what it runs); never less than three of the member's heartbeat periods")
 	f.StringSliceVar(&ctrlOpts.TeamReservedNamespaces, "team-reserved-namespaces", nil, "member namespaces (patterns such as platform-*) that team workspaces may never place into, besides default, kube-*, fleet-* and kcp-*")
 	f.DurationVar(&ctrlOpts.UnservedKindGrace, "unserved-kind-grace", placement.DefaultUnservedKindGrace, "how long a placement keeps its last resource snapshot (and the members everything it placed) while a kind it selected is not served by its workspace, as after a restart or during a CRD's schema change; after that the kind is taken as gone")

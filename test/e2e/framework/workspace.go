@@ -24,7 +24,21 @@ func (h *Hub) KCP(path string) kcpclient.Interface {
 // CreateTeamWorkspace creates root:teams:<name> (type fleet-team) and waits
 // until it is Ready and its default APIBindings are bound and discoverable.
 func (h *Hub) CreateTeamWorkspace(ctx context.Context, name string) (string, error) {
-	ws := &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	return h.createTeamWorkspace(ctx, &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+}
+
+// CreateTeamWorkspaceOn creates root:teams:<name> on the shard of a hub of
+// several named shard (kcp labels each Shard with its name), and waits as
+// CreateTeamWorkspace does.
+func (h *Hub) CreateTeamWorkspaceOn(ctx context.Context, name, shard string) (string, error) {
+	ws := &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: tenancyv1alpha1.WorkspaceSpec{
+		Location: &tenancyv1alpha1.WorkspaceLocation{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"name": shard}}},
+	}}
+	return h.createTeamWorkspace(ctx, ws)
+}
+
+func (h *Hub) createTeamWorkspace(ctx context.Context, ws *tenancyv1alpha1.Workspace) (string, error) {
+	name := ws.Name
 	if err := retry(ctx, func() error {
 		_, err := h.KCP("root:teams").TenancyV1alpha1().Workspaces().Create(ctx, ws, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {

@@ -8,9 +8,15 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 var _ = Describe("Workspace topology", func() {
@@ -111,3 +117,38 @@ var _ = Describe("Workspace topology", func() {
 		Expect(got.Spec.Template.Spec.Containers[0].Image).To(Equal("nginx:1.27"))
 	})
 })
+
+var _ = Describe("kcp's cache server", func() {
+	It("serves the hub's shards alone: neither an anonymous client nor a team can read or write what every shard replicates", func(ctx SpecContext) {
+		path, err := hub.CreateTeamWorkspace(ctx, uniqueName("team"))
+		Expect(err).NotTo(HaveOccurred())
+		team, err := hub.TeamAdmin(ctx, path, "team-admin")
+		Expect(err).NotTo(HaveOccurred())
+		anonymous := hub.WithToken(path, "")
+		cached := "/services/cache/shards/root/clusters/root/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
+		forged := []byte(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"forged","annotations":{"kcp.io/cluster":"root"}},` +
+			`"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"cluster-admin"},"subjects":[{"kind":"Group","apiGroup":"rbac.authorization.k8s.io","name":"system:authenticated"}]}`)
+		for who, cfg := range map[string]*rest.Config{"anonymous": anonymous, "team": team} {
+			c, err := rest.UnversionedRESTClientFor(withBaseHost(cfg))
+			Expect(err).NotTo(HaveOccurred())
+			err = c.Get().AbsPath(cached).Do(ctx).Error()
+			Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%s reads the cache server (%v)", who, err)
+			err = c.Post().AbsPath(cached).Body(forged).SetHeader("Content-Type", "application/json").Do(ctx).Error()
+			Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%s writes to the cache server (%v)", who, err)
+		}
+		admin, err := hub.ShardAdmin("root")
+		Expect(err).NotTo(HaveOccurred())
+		c, err := rest.UnversionedRESTClientFor(withBaseHost(admin))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c.Get().AbsPath(cached).Do(ctx).Error()).To(Succeed(), "the shard's own client (system:masters) reads the cache server")
+	})
+})
+
+// withBaseHost is cfg at the hub's address without a workspace path, with
+// a codec for raw requests.
+func withBaseHost(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Host = framework.BaseURL(cfg.Host)
+	cfg.ContentConfig = rest.ContentConfig{NegotiatedSerializer: scheme.Codecs.WithoutConversion(), GroupVersion: &schema.GroupVersion{}}
+	return cfg
+}

@@ -24,6 +24,7 @@ import (
 
 	virtualcommandoptions "github.com/kcp-dev/kcp/cmd/virtual-workspaces/options"
 	cacheserver "github.com/kcp-dev/kcp/pkg/cache/server"
+	kcpfilters "github.com/kcp-dev/kcp/pkg/server/filters"
 )
 
 // installCacheServer integrates the cache-server into the kcp-server.
@@ -65,6 +66,7 @@ func (s *Server) installCacheServer(ctx context.Context) error {
 		return err
 	}
 
-	s.preHandlerChainMux.Handle(virtualcommandoptions.DefaultRootPathPrefix+"/cache/", preparedCacheServer.Handler)
+	s.preHandlerChainMux.Handle(virtualcommandoptions.DefaultRootPathPrefix+"/cache/",
+		kcpfilters.WithSystemMastersOnly(preparedCacheServer.Handler, s.GenericConfig.Authentication.Authenticator)) // Fleetplane
 	return nil
 }
