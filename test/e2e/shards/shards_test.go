@@ -2,6 +2,10 @@ package shards
 
 import (
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -9,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 var _ = Describe("A hub of two shards behind the front-proxy", func() {
@@ -40,6 +46,25 @@ var _ = Describe("A hub of two shards behind the front-proxy", func() {
 			_, err = kubernetes.NewForConfigOrDie(hub.WithToken("root:fleet", team.BearerToken)).CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 			Expect(err).To(HaveOccurred(), "the team's token reaches root:fleet")
 		}
+	})
+
+	It("moves kubectl ws between workspaces through the front-proxy as on a hub of one", func(ctx SpecContext) {
+		kubeconfig := filepath.Join(GinkgoT().TempDir(), "admin.kubeconfig")
+		raw, err := os.ReadFile(proxy.KubeconfigPath())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(kubeconfig, raw, 0o600)).To(Succeed())
+		ws := func(args ...string) string {
+			out, err := exec.CommandContext(ctx, filepath.Join(framework.BinDir(), "kubectl-fleet"), append(append([]string{"ws"}, args...), "--kubeconfig", kubeconfig)...).CombinedOutput()
+			Expect(err).NotTo(HaveOccurred(), "kubectl ws %s\n%s", strings.Join(args, " "), out)
+			return strings.TrimSpace(string(out))
+		}
+		name := uniqueName("cli-ws")
+		ws(":root:teams")
+		Expect(ws("current", "--short")).To(Equal("root:teams"))
+		Expect(ws("create", name, "--enter")).To(ContainSubstring(`Workspace "root:teams:` + name + `" is ready.`))
+		Expect(ws("current", "--short")).To(Equal("root:teams:" + name))
+		ws("..")
+		Expect(ws("tree")).To(ContainSubstring(name))
 	})
 
 	It("does not take who a client says it is from the headers it sends", func(ctx SpecContext) {
