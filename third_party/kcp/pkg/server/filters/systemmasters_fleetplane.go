@@ -16,15 +16,20 @@ import (
 // identities, cluster roles and their bindings).
 func WithSystemMastersOnly(handler http.Handler, authn authenticator.Request) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if authn == nil {
-			http.Error(w, "the cache server serves the hub's shards only", http.StatusForbidden)
-			return
-		}
-		resp, ok, err := authn.AuthenticateRequest(r)
-		if err != nil || !ok || !slices.Contains(resp.User.GetGroups(), user.SystemPrivilegedGroup) {
+		if !systemMasters(authn, r) {
 			http.Error(w, "the cache server serves the hub's shards only", http.StatusForbidden)
 			return
 		}
 		handler.ServeHTTP(w, r)
 	})
+}
+
+// systemMasters says whether authn finds r made by a member of
+// system:masters.
+func systemMasters(authn authenticator.Request, r *http.Request) bool {
+	if authn == nil {
+		return false
+	}
+	resp, ok, err := authn.AuthenticateRequest(r)
+	return err == nil && ok && slices.Contains(resp.User.GetGroups(), user.SystemPrivilegedGroup)
 }
