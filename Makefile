@@ -17,7 +17,7 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 FLEET_ROOT ?= $(CURDIR)/.fleet
 FLEET_PORT ?= 6443
 
-TEST_TIMEOUT ?= 40m
+TEST_TIMEOUT ?= 60m
 
 .PHONY: all build cluster-bins generate verify test test-unit test-e2e test-soak run bench bench-scale bench-tenancy images fuzz clean
 
@@ -117,9 +117,22 @@ test-unit:
 		k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting \
 		github.com/kcp-dev/apimachinery/v2/pkg/client github.com/kcp-dev/apimachinery/v2/pkg/cache github.com/kcp-dev/apimachinery/v2/third_party/informers
 
+# The e2e suites run in two lanes at once, each line of output marked with
+# its lane: the placement suite, the longest, in one; the others one after
+# another in the second. Their hubs and members mostly wait on each other,
+# so two lanes on two cores take the placement suite's time, not the sum.
+E2E_LANE_PLACEMENT := ./test/e2e/placement
+E2E_LANE_OTHERS = $(filter-out $(E2E_LANE_PLACEMENT) ./test/e2e/framework,$(patsubst github.com/fleetplane/fleetplane/%,./%,$(shell $(GO) list ./test/e2e/...)))
+E2E_FLAGS = -timeout $(TEST_TIMEOUT) -ginkgo.timeout $(TEST_TIMEOUT) -count=1 -v -ginkgo.v -ginkgo.no-color
+
 test-e2e: build cluster-bins
-	# -p 1: one suite at a time (they are heavy) and streamed output.
-	FLEET_BIN_DIR=$(BIN) $(GO) test -p 1 ./test/e2e/... -timeout $(TEST_TIMEOUT) -ginkgo.timeout $(TEST_TIMEOUT) -count=1 -v -ginkgo.v -ginkgo.no-color
+	$(MAKE) --no-print-directory -j2 e2e-lane-placement e2e-lane-others
+
+.PHONY: e2e-lane-placement e2e-lane-others
+e2e-lane-placement:
+	FLEET_BIN_DIR=$(BIN) $(GO) test -p 1 $(E2E_LANE_PLACEMENT) $(E2E_FLAGS) 2>&1 | sed -u 's/^/[placement] /'
+e2e-lane-others:
+	FLEET_BIN_DIR=$(BIN) $(GO) test -p 1 $(E2E_LANE_OTHERS) $(E2E_FLAGS) 2>&1 | sed -u 's/^/[others] /'
 
 ## test-soak: the load specs at soak size: 5 teams creating 100 placements
 ## each while members join and leave (make test: 20 each), and 1,000 team
