@@ -118,3 +118,30 @@ func poll(ctx context.Context, what string, cond func(context.Context) (bool, er
 	}
 	return nil
 }
+
+// Bootstrapped waits, as long as ctx lasts, until root:fleet serves its
+// APIs as Run leaves it. A shard other than root builds its controllers on
+// root:fleet, which the root shard bootstraps: it may start first, or while
+// the root shard is down. fleet is a privileged config of root:fleet.
+func Bootstrapped(ctx context.Context, fleet *rest.Config) error {
+	c, err := kcpclient.NewForConfig(fleet)
+	if err != nil {
+		return err
+	}
+	logger := klog.FromContext(ctx).WithName("fleet-bootstrap")
+	var reported time.Time
+	return wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		for _, name := range fleetconfig.Exports {
+			b, err := c.ApisV1alpha2().APIBindings().Get(ctx, name, metav1.GetOptions{})
+			if err == nil && b.Status.Phase == apisv1alpha2.APIBindingPhaseBound {
+				continue
+			}
+			if time.Since(reported) > 30*time.Second {
+				reported = time.Now()
+				logger.Info("waiting for the root shard to bootstrap "+fleetconfig.Path, "apiBinding", name, "err", err)
+			}
+			return false, nil
+		}
+		return true, nil
+	})
+}

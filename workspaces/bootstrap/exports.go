@@ -6,6 +6,10 @@ import (
 
 	apisv1alpha1 "github.com/kcp-dev/kcp/sdk/apis/apis/v1alpha1"
 	apisv1alpha2 "github.com/kcp-dev/kcp/sdk/apis/apis/v1alpha2"
+	"github.com/kcp-dev/logicalcluster/v3"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -36,4 +40,21 @@ func ExportEndpoint(ctx context.Context, c client.Reader, name string) (string, 
 		return "", err
 	}
 	return slice.Status.APIExportEndpoints[0].URL, nil
+}
+
+// VirtualWorkspaceServes waits until the virtual workspace at vw (an
+// APIExport's URL) serves gv across workspaces. A shard's virtual
+// workspaces learn the exports of root:fleet from kcp's cache server, a
+// moment after the shard starts.
+func VirtualWorkspaceServes(ctx context.Context, vw *rest.Config, gv schema.GroupVersion) error {
+	cfg := rest.CopyConfig(vw)
+	cfg.Host += logicalcluster.Wildcard.RequestPath()
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	return poll(ctx, fmt.Sprintf("the virtual workspace at %s to serve %s", vw.Host, gv), func(context.Context) (bool, error) {
+		_, err := dc.ServerResourcesForGroupVersion(gv.String())
+		return err == nil, err
+	})
 }

@@ -95,6 +95,9 @@ func (w *Workspace) CachedClient(view cluster.Cluster) (client.Client, error) {
 type Factory struct {
 	base   *rest.Config
 	scheme *runtime.Scheme
+	// otherShards, on a hub of several shards, reads the workspaces above
+	// this shard's: a workspace's parent may be on another shard.
+	otherShards *Factory
 
 	mu    sync.Mutex
 	cache map[logicalcluster.Name]*Workspace
@@ -103,6 +106,21 @@ type Factory struct {
 // NewFactory builds clients from a privileged config for the kcp base URL.
 func NewFactory(base *rest.Config, scheme *runtime.Scheme) *Factory {
 	return &Factory{base: rest.CopyConfig(base), scheme: scheme, cache: map[logicalcluster.Name]*Workspace{}}
+}
+
+// WithOtherShards makes f resolve its workspaces' paths through others, a
+// factory that reaches every shard (at the front-proxy), and returns f.
+func (f *Factory) WithOtherShards(others *Factory) *Factory {
+	f.otherShards = others
+	return f
+}
+
+// above is the factory that reads the workspaces above f's.
+func (f *Factory) above() *Factory {
+	if f.otherShards != nil {
+		return f.otherShards
+	}
+	return f
 }
 
 // For returns the clients of a logical cluster.
@@ -292,7 +310,8 @@ func (w *Workspace) Path(ctx context.Context) (logicalcluster.Path, error) {
 	if !w.path.Empty() {
 		return w.path, nil
 	}
-	path, err := resolvePath(ctx, w.Name, w.logicalCluster, w.factory.workspaceIn, w.factory.pathOf)
+	above := w.factory.above()
+	path, err := resolvePath(ctx, w.Name, w.logicalCluster, above.workspaceIn, above.pathOf)
 	if err != nil {
 		return logicalcluster.Path{}, fmt.Errorf("resolving the path of workspace %s: %w", w.Name, err)
 	}

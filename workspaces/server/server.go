@@ -250,8 +250,12 @@ func Run(ctx context.Context, opts Options, postStart PostStartFunc) error {
 	}
 	if postStart != nil {
 		err := s.AddPostStartHook("fleet-bootstrap", func(hookCtx genericapiserver.PostStartHookContext) error {
-			// Root workspace types and RBAC must exist before we build on them.
-			s.WaitForPhase1Finished()
+			if opts.Shard.Root() {
+				// Root workspace types and RBAC must exist before we
+				// build on them; another shard's post-start waits for
+				// the root shard on its own.
+				s.WaitForPhase1Finished()
+			}
 			return postStart(hookCtx.Context, rest.CopyConfig(hookCtx.LoopbackClientConfig))
 		})
 		if err != nil {

@@ -124,21 +124,53 @@ func applyShard(o *kcpoptions.Options, rootDir string, s ShardOptions, now time.
 	if !s.Root() {
 		shard := pki.Identity{User: "system:fleet-shard:" + s.Name, Groups: []string{user.SystemPrivilegedGroup}}
 		kubeconfigs = append(kubeconfigs,
-			shardKubeconfig{"root-shard.kubeconfig", shard, []pki.Context{{Name: "shard-base", Server: s.RootShardURL}}, &extra.RootShardKubeconfigFile},
+			shardKubeconfig{rootShardKubeconfig, shard, []pki.Context{{Name: "shard-base", Server: s.RootShardURL}}, &extra.RootShardKubeconfigFile},
 			shardKubeconfig{"cache.kubeconfig", shard, []pki.Context{{Name: "cache", Server: s.RootShardURL}}, &o.Server.Cache.Client.KubeconfigFile})
+	}
+	if s.ExternalURL != "" {
+		kubeconfigs = append(kubeconfigs, shardKubeconfig{frontProxyKubeconfig,
+			pki.Identity{User: "system:fleet-shard:" + extra.ShardName, Groups: []string{kcpbootstrap.SystemKcpAdminGroup}},
+			[]pki.Context{{Name: "front-proxy", Server: s.ExternalURL}}, nil})
 	}
 	for _, k := range kubeconfigs {
 		file := filepath.Join(rootDir, k.file)
 		if err := s.PKI.WriteKubeconfig(file, k.id, now, k.contexts...); err != nil {
 			return fmt.Errorf("writing %s: %w", file, err)
 		}
-		*k.set = file
+		if k.set != nil {
+			*k.set = file
+		}
 	}
 	return nil
 }
 
-// shardKubeconfig is a kubeconfig a shard writes for kcp, and the option
-// that names it.
+// rootShardKubeconfig is the file in a shard's root directory with which it
+// reaches the root shard.
+const rootShardKubeconfig = "root-shard.kubeconfig"
+
+// frontProxyKubeconfig is the file in a shard's root directory with which
+// its controllers reach every shard, as the hub admin.
+const frontProxyKubeconfig = "front-proxy.kubeconfig"
+
+// FrontProxyKubeconfig is the kubeconfig with which a shard's controllers
+// reach workspaces on every shard through the front-proxy (written at
+// every start of a shard with an external URL), or "" where there is none.
+func (s ShardOptions) FrontProxyKubeconfig(rootDir string) string {
+	if !s.Sharded() || s.ExternalURL == "" {
+		return ""
+	}
+	return filepath.Join(rootDir, frontProxyKubeconfig)
+}
+
+// RootShardKubeconfig is the kubeconfig with which a shard other than root
+// reaches the root shard as system:masters; the shard writes it at every
+// start.
+func RootShardKubeconfig(rootDir string) string {
+	return filepath.Join(rootDir, rootShardKubeconfig)
+}
+
+// shardKubeconfig is a kubeconfig a shard writes, and the kcp option that
+// names it, if any.
 type shardKubeconfig struct {
 	file     string
 	id       pki.Identity

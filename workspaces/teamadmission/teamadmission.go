@@ -12,6 +12,7 @@ import (
 	"io"
 	"sync/atomic"
 
+	kcpbootstrap "github.com/kcp-dev/kcp/pkg/authorization/bootstrap"
 	"github.com/kcp-dev/logicalcluster/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -68,8 +69,8 @@ func (p *Plugin) Factory(io.Reader) (admission.Interface, error) { return p, nil
 
 // Validate refuses a workspace created where the rules do not allow one,
 // and a write that takes a team over its limits. The hub's own writes
-// (system:masters: the bootstrap, kcp's and the hub's controllers) are not
-// held to them; what they store in a team's workspaces counts.
+// (hubGroups) are not held to them; what they store in a team's workspaces
+// counts.
 func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
 	if privileged(a) {
 		return nil
@@ -183,15 +184,13 @@ func content(obj runtime.Object) map[string]interface{} {
 	return m
 }
 
+// hubGroups are the groups of the hub's own identities: system:masters
+// (the hub's controllers, kcp's own, the bootstrap) and kcp's logical
+// cluster admins, with which the root shard sets up a new workspace on
+// another shard. Only the hub's own certificates carry them.
+var hubGroups = sets.New("system:masters", kcpbootstrap.SystemLogicalClusterAdmin, kcpbootstrap.SystemExternalLogicalClusterAdmin)
+
 func privileged(a admission.Attributes) bool {
 	u := a.GetUserInfo()
-	if u == nil {
-		return false
-	}
-	for _, g := range u.GetGroups() {
-		if g == "system:masters" {
-			return true
-		}
-	}
-	return false
+	return u != nil && hubGroups.HasAny(u.GetGroups()...)
 }

@@ -81,6 +81,8 @@ func TestLimits(t *testing.T) {
 		{"a placement keeping too many snapshots", in("team"), write(admission.Update, crps, placement(6), placement(6), team),
 			"ClusterResourcePlacement x: spec.revisionHistoryLimit 6 is over team root:teams:a's limit of 5 snapshots kept per placement"},
 		{"the hub's own write", in("team"), write(admission.Create, configMaps, object("ConfigMap", strings.Repeat("x", 1000)), nil, masters), ""},
+		{"the root shard setting up a workspace on another shard", in("team"), write(admission.Create, logicalClusters.WithVersion("v1alpha1"), object("LogicalCluster", strings.Repeat("x", 1000)), nil,
+			&user.DefaultInfo{Name: "fleet-external-logical-cluster-admin", Groups: []string{"system:kcp:external-logical-cluster-admin"}}), ""},
 		{"the team writing the usage the hub shows", in("team"), write(admission.Update, logicalClusters.WithVersion("v1alpha1"), annotated(`{"used":{}}`), annotated(`{"used":{"objects":9}}`), team),
 			"annotation tenancy.fleetplane.io/usage shows the team's use of the hub and is written by the hub alone"},
 		{"the team writing another annotation of its workspace", in("fleet"), write(admission.Update, logicalClusters.WithVersion("v1alpha1"), annotated(`{}`), annotated(`{}`), team), ""},

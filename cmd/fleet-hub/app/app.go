@@ -105,17 +105,19 @@ a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconf
 				go pacer.Run(ctx, klog.FromContext(ctx).WithName("gcpace"))
 			}
 			go binpages.ReleaseEvery(ctx, time.Minute, klog.FromContext(ctx).WithName("binpages"))
+			ctrlOpts.OtherShardsKubeconfig = opts.Shard.FrontProxyKubeconfig(opts.RootDir)
 			if !opts.Shard.Root() {
-				// The root shard bootstraps the fleet's workspaces; kcp
-				// places team workspaces on this one.
 				klog.FromContext(ctx).Info("starting a shard of a hub of several", "shard", opts.Shard.Name, "rootShard", opts.Shard.RootShardURL)
-				return server.Run(ctx, opts, nil)
+				ctrlOpts.HoldsFleet = false
+				return server.Run(ctx, opts, func(ctx context.Context, loopback *rest.Config) error {
+					return startShardControllers(ctx, loopback, server.RootShardKubeconfig(opts.RootDir), ctrlOpts, teams)
+				})
 			}
 			return server.Run(ctx, opts, func(ctx context.Context, loopback *rest.Config) error {
 				if err := bootstrap.Run(ctx, loopback); err != nil {
 					return err
 				}
-				if err := startControllers(ctx, loopback, ctrlOpts, teams); err != nil {
+				if err := startControllers(ctx, loopback, loopback, ctrlOpts, teams); err != nil {
 					return err
 				}
 				printNextSteps(cmd.OutOrStdout(), opts)

@@ -19,6 +19,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	inventoryv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -80,6 +81,14 @@ type controllerOptions struct {
 	Usage *usage.Meter
 	// WorkloadReports runs the workload report controllers.
 	WorkloadReports bool
+	// HoldsFleet says that this shard holds root:fleet and runs its own
+	// controllers (member clusters, grants); every shard runs the
+	// workspace-aware ones for the workspaces it holds.
+	HoldsFleet bool
+	// OtherShardsKubeconfig, on a hub of several shards, reaches every
+	// shard through the front-proxy; the controllers read the workspaces
+	// above this shard's there.
+	OtherShardsKubeconfig string
 }
 
 // usagePublishInterval is how often each team's usage shown on its
@@ -93,6 +102,7 @@ func defaultControllerOptions() controllerOptions {
 		TeamLimits:         tenancy.DefaultLimits,
 		Usage:              usage.NewMeter(),
 		WorkloadReports:    true,
+		HoldsFleet:         true,
 	}
 }
 
@@ -144,11 +154,13 @@ func transformCached(wildcard cache.Cache, objs ...client.Object) error {
 }
 
 // startControllers runs the hub's controllers until ctx ends: the platform
-// workspace's own (member clusters, grants) and the workspace-aware ones that
-// serve placements in every workspace binding the placement API. It gives the
+// workspace's own (member clusters, grants) where this shard holds it, and
+// the workspace-aware ones that serve placements in every workspace of this
+// shard binding the placement API. loopback reaches this shard, fleet the
+// shard that holds root:fleet (the same on the root shard). It gives the
 // team admission its rules, and returns once they are set up; errors
 // afterwards are logged.
-func startControllers(ctx context.Context, loopback *rest.Config, opts controllerOptions, teams *teamadmission.Plugin) error {
+func startControllers(ctx context.Context, loopback, fleet *rest.Config, opts controllerOptions, teams *teamadmission.Plugin) error {
 	scheme, err := hubScheme()
 	if err != nil {
 		return err
@@ -157,8 +169,10 @@ func startControllers(ctx context.Context, loopback *rest.Config, opts controlle
 	ctrl.SetLogger(logger)
 	loopback = rest.CopyConfig(loopback)
 	metrics.CountRequests(loopback, "hub")
-	fleetCfg := rest.CopyConfig(loopback)
-	fleetCfg.Host += logicalcluster.NewPath(fleetconfig.Path).RequestPath()
+	fleetCfg := inFleet(fleet)
+	if !opts.HoldsFleet {
+		metrics.CountRequests(fleetCfg, "hub")
+	}
 	mgr, err := ctrl.NewManager(fleetCfg, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -193,6 +207,14 @@ func startControllers(ctx context.Context, loopback *rest.Config, opts controlle
 		return err
 	}
 	workspaces := clients.NewFactory(loopback, scheme)
+	if opts.OtherShardsKubeconfig != "" {
+		everyShard, err := clientcmd.BuildConfigFromFlags("", opts.OtherShardsKubeconfig)
+		if err != nil {
+			return fmt.Errorf("reading the kubeconfig of the front-proxy %s: %w", opts.OtherShardsKubeconfig, err)
+		}
+		metrics.CountRequests(everyShard, "hub")
+		workspaces.WithOtherShards(clients.NewFactory(everyShard, scheme))
+	}
 	rules := tenancy.AdmissionRules{Workspaces: workspaces, Grants: tenancy.Grants{Reader: mgr.GetAPIReader()},
 		CachedGrants: tenancy.Grants{Reader: mgr.GetClient()}, Meter: opts.Usage, Defaults: opts.TeamLimits}
 	teams.SetRules(rules)
@@ -200,6 +222,11 @@ func startControllers(ctx context.Context, loopback *rest.Config, opts controlle
 		_ = (&tenancy.UsagePublisher{Rules: rules, Interval: usagePublishInterval}).Start(ctx)
 	}()
 	changes := resourcechange.New(mcMgr, workspaces.APIsChanged)
+	if opts.HoldsFleet {
+		if err := setupFleetControllers(mgr, opts); err != nil {
+			return err
+		}
+	}
 	if err := setupControllers(mcMgr, workspaces, opts, changes); err != nil {
 		return err
 	}
@@ -228,8 +255,17 @@ func startControllers(ctx context.Context, loopback *rest.Config, opts controlle
 	return nil
 }
 
-func setupControllers(mgr mcmanager.Manager, workspaces *clients.Factory, opts controllerOptions, changes *resourcechange.Detector) error {
-	local := mgr.GetLocalManager()
+// inFleet is cfg at root:fleet.
+func inFleet(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Host += logicalcluster.NewPath(fleetconfig.Path).RequestPath()
+	return cfg
+}
+
+// setupFleetControllers registers the controllers of root:fleet's own
+// objects, which the shard that holds it runs alone: member clusters and
+// their heartbeats, and grants.
+func setupFleetControllers(local ctrl.Manager, opts controllerOptions) error {
 	mc := &membercluster.Reconciler{
 		Client:             local.GetClient(),
 		Recorder:           local.GetEventRecorderFor(membercluster.ControllerName),
@@ -240,9 +276,11 @@ func setupControllers(mgr mcmanager.Manager, workspaces *clients.Factory, opts c
 		return err
 	}
 	ctrlmetrics.Registry.MustRegister(&membercluster.HeartbeatCollector{Reader: local.GetCache(), Clock: mc.Clock})
-	if err := (&clustergrant.Reconciler{Client: local.GetClient()}).SetupWithManager(local); err != nil {
-		return err
-	}
+	return (&clustergrant.Reconciler{Client: local.GetClient()}).SetupWithManager(local)
+}
+
+func setupControllers(mgr mcmanager.Manager, workspaces *clients.Factory, opts controllerOptions, changes *resourcechange.Detector) error {
+	local := mgr.GetLocalManager()
 	if err := (&eviction.Reconciler{Manager: mgr, Workspaces: workspaces}).SetupWithManager(mgr); err != nil {
 		return err
 	}
@@ -281,9 +319,10 @@ func setupControllers(mgr mcmanager.Manager, workspaces *clients.Factory, opts c
 
 // placementVirtualWorkspace returns a config for the placement APIExport's
 // virtual workspace, through which the hub sees placements of every
-// workspace; kcp publishes its path in the export's endpoint slice. Its
-// lists and watches across workspaces go directly to the hub's wildcard
-// endpoint with the export's identity (directWildcard).
+// workspace this shard holds; kcp publishes its path in the export's
+// endpoint slice, the same on every shard. Its lists and watches across
+// workspaces go directly to the shard's wildcard endpoint with the
+// export's identity (directWildcard).
 func placementVirtualWorkspace(ctx context.Context, loopback, fleetCfg *rest.Config, scheme *runtime.Scheme) (*rest.Config, error) {
 	c, err := client.New(fleetCfg, client.Options{Scheme: scheme})
 	if err != nil {
@@ -301,8 +340,11 @@ func placementVirtualWorkspace(ctx context.Context, loopback, fleetCfg *rest.Con
 	if err != nil {
 		return nil, fmt.Errorf("the virtual workspace URL of %s: %w", fleetconfig.PlacementExport, err)
 	}
-	cfg := rest.CopyConfig(fleetCfg)
+	cfg := rest.CopyConfig(loopback)
 	cfg.Host = u.String()
+	if err := bootstrap.VirtualWorkspaceServes(ctx, cfg, placementv1beta1.GroupVersion); err != nil {
+		return nil, err
+	}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return newDirectWildcard(rt, u.Path, placementv1beta1.GroupVersion.Group, export.Status.IdentityHash)
 	})
@@ -313,7 +355,8 @@ func placementVirtualWorkspace(ctx context.Context, loopback, fleetCfg *rest.Con
 // slice has the address the shard recorded when the hub last started: a hub
 // restarted on another port read its old one there (and stopped, unable to
 // connect) until kcp's controllers caught up. This process serves the
-// virtual workspaces, so its loopback address is the current one.
+// virtual workspaces of its shard, so its loopback address is the current
+// one.
 func servedHere(endpoint, host string) (*url.URL, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil {

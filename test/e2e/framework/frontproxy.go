@@ -96,7 +96,9 @@ func (p *FrontProxy) waitRouting(ctx context.Context) error {
 }
 
 // Hub is the hub seen through the front-proxy, as its clients see it.
-func (p *FrontProxy) Hub() *Hub { return &Hub{Admin: p.Admin} }
+func (p *FrontProxy) Hub() *Hub {
+	return &Hub{opts: HubOptions{RootDir: p.opts.RootDir}, Admin: p.Admin}
+}
 
 // KubeconfigPath is the hub admin's kubeconfig at the front-proxy.
 func (p *FrontProxy) KubeconfigPath() string {

@@ -16,6 +16,9 @@ import (
 var (
 	root, shard1 *framework.Hub
 	proxy        *framework.FrontProxy
+	// member joined the hub through the front-proxy: its syncer reads its
+	// Work there.
+	member *framework.Member
 )
 
 func TestShards(t *testing.T) {
@@ -45,7 +48,17 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		Args: append([]string{"--shard-name", "shard-1", "--root-shard-url", url(ports[0]), "--shard-base-url", url(ports[1])}, shared...)})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(shard1.Stop()).To(Succeed()) })
-}, NodeTimeout(5*60e9))
+
+	members, err := proxy.Hub().StartMembers(ctx, dir, []framework.MemberSpec{{Name: "member-1", Nodes: framework.Nodes("member-1", 1, "4", "8Gi", nil)}})
+	DeferCleanup(func() {
+		for _, m := range members {
+			_ = m.Stop()
+		}
+	})
+	Expect(err).NotTo(HaveOccurred())
+	member = members[0]
+	Expect(proxy.Hub().WaitMemberReady(ctx, member.Name)).To(Succeed())
+}, NodeTimeout(8*60e9))
 
 // uniqueName returns a workspace or object name that no other spec uses.
 func uniqueName(prefix string) string {

@@ -1,0 +1,27 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/fleetplane/fleetplane/workspaces/bootstrap"
+	"github.com/fleetplane/fleetplane/workspaces/teamadmission"
+)
+
+// startShardControllers starts, on a shard other than root, the controllers
+// of the workspaces the shard holds. They read members and grants, and write
+// Work, in root:fleet on the root shard, reached with the shard's
+// root-shard kubeconfig; they start once the root shard has bootstrapped it.
+func startShardControllers(ctx context.Context, loopback *rest.Config, rootShardKubeconfig string, opts controllerOptions, teams *teamadmission.Plugin) error {
+	root, err := clientcmd.BuildConfigFromFlags("", rootShardKubeconfig)
+	if err != nil {
+		return fmt.Errorf("reading the root shard's kubeconfig %s: %w", rootShardKubeconfig, err)
+	}
+	if err := bootstrap.Bootstrapped(ctx, inFleet(root)); err != nil {
+		return err
+	}
+	return startControllers(ctx, loopback, root, opts, teams)
+}

@@ -1,0 +1,151 @@
+package shards
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
+)
+
+var scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, placementv1beta1.AddToScheme} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
+	}
+	return s
+}()
+
+// placedApp is a team's namespace with a ConfigMap, placed by a PickAll
+// placement "app" from a team workspace on a given shard.
+type placedApp struct {
+	shard, namespace string
+	// cluster is the team workspace's logical cluster.
+	cluster string
+	team    client.Client
+}
+
+// placeApp creates a team workspace on the shard and places an app from it
+// as the team.
+func placeApp(ctx context.Context, shard string) *placedApp {
+	hub := proxy.Hub()
+	name := uniqueName("team")
+	path, err := hub.CreateTeamWorkspaceOn(ctx, name, shard)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	cluster, err := hub.TeamWorkspaceCluster(ctx, name)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	cfg, err := hub.TeamAdmin(ctx, path, "team-admin")
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	app := &placedApp{shard: shard, namespace: uniqueName("app-" + shard), cluster: cluster, team: c}
+	ExpectWithOffset(1, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: app.namespace}})).To(Succeed())
+	ExpectWithOffset(1, c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: app.namespace, Name: "settings"}, Data: map[string]string{"shard": shard}})).To(Succeed())
+	crp := &placementv1beta1.ClusterResourcePlacement{
+		ObjectMeta: metav1.ObjectMeta{Name: "app"},
+		Spec: placementv1beta1.PlacementSpec{
+			ResourceSelectors: []placementv1beta1.ResourceSelectorTerm{{Version: "v1", Kind: "Namespace", Name: app.namespace}},
+			Policy:            &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickAllPlacementType},
+		},
+	}
+	ExpectWithOffset(1, c.Create(ctx, crp)).To(Succeed())
+	DeferCleanup(func(ctx SpecContext) {
+		Expect(client.IgnoreNotFound(c.Delete(ctx, crp))).To(Succeed())
+	})
+	return app
+}
+
+// expectOnMember waits until the app's ConfigMap is on the member and its
+// placement is Available, and returns the ConfigMap there.
+func (a *placedApp) expectOnMember(ctx context.Context) *corev1.ConfigMap {
+	onMember, err := member.Client(scheme)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	cm := &corev1.ConfigMap{}
+	EventuallyWithOffset(1, func(g Gomega) {
+		g.Expect(onMember.Get(ctx, client.ObjectKey{Namespace: a.namespace, Name: "settings"}, cm)).To(Succeed())
+		g.Expect(cm.Data).To(HaveKeyWithValue("shard", a.shard))
+		crp := &placementv1beta1.ClusterResourcePlacement{}
+		g.Expect(a.team.Get(ctx, client.ObjectKey{Name: "app"}, crp)).To(Succeed())
+		available := meta.FindStatusCondition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType))
+		g.Expect(available).NotTo(BeNil(), "%+v", crp.Status)
+		g.Expect(available.Status).To(Equal(metav1.ConditionTrue), "%+v", available)
+		g.Expect(available.ObservedGeneration).To(Equal(crp.Generation))
+	}).WithTimeout(2 * time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
+	return cm
+}
+
+// works returns the generation of each Work the app's workspace has in
+// root:fleet, by name.
+func (a *placedApp) works(ctx context.Context, g Gomega) map[string]int64 {
+	fleet, err := proxy.Hub().Client("root:fleet", scheme)
+	g.ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	list := &placementv1beta1.WorkList{}
+	g.ExpectWithOffset(1, fleet.List(ctx, list, client.MatchingLabels{placementv1beta1.WorkspaceLabel: a.cluster})).To(Succeed())
+	out := map[string]int64{}
+	for _, w := range list.Items {
+		out[w.Name] = w.Generation
+	}
+	return out
+}
+
+var _ = Describe("Placements in team workspaces on both shards", func() {
+	It("reach the member, each scheduled and rolled out by the shard that holds its workspace", func(ctx SpecContext) {
+		for _, shard := range []string{"root", "shard-1"} {
+			By("placing from a team workspace on " + shard)
+			placeApp(ctx, shard).expectOnMember(ctx)
+		}
+		for shard, h := range map[string]*framework.Hub{"root": root, "shard-1": shard1} {
+			m, err := framework.Scrape(h.MetricsURL())
+			Expect(err).NotTo(HaveOccurred())
+			engaged, _ := m.Sum("fleet_engaged_workspaces", nil)
+			Expect(engaged).To(BeNumerically(">=", 1), "the controllers of %s engage the team workspaces it holds", shard)
+		}
+	})
+
+	It("go on from the other shards while one is down, and resume on it without rewrites once it is back", func(ctx SpecContext) {
+		onShard1 := placeApp(ctx, "shard-1")
+		before := onShard1.expectOnMember(ctx)
+		var works map[string]int64
+		Eventually(func(g Gomega) { works = onShard1.works(ctx, g); g.Expect(works).NotTo(BeEmpty()) }).WithTimeout(30 * time.Second).Should(Succeed())
+
+		By("stopping shard-1")
+		Expect(shard1.Stop()).To(Succeed())
+		restarted := false
+		DeferCleanup(func(ctx SpecContext) {
+			if !restarted {
+				Expect(shard1.Start(ctx)).To(Succeed())
+			}
+		})
+
+		By("a team on the root shard places meanwhile; what shard-1's team placed stays on the member")
+		placeApp(ctx, "root").expectOnMember(ctx)
+		onMember, err := member.Client(scheme)
+		Expect(err).NotTo(HaveOccurred())
+		now := &corev1.ConfigMap{}
+		Expect(onMember.Get(ctx, client.ObjectKeyFromObject(before), now)).To(Succeed())
+		Expect(now.UID).To(Equal(before.UID))
+		Expect(onShard1.works(ctx, Default)).To(Equal(works))
+
+		By("starting shard-1 again: its placement is Available, with the same Work and the same object on the member")
+		Expect(shard1.Start(ctx)).To(Succeed())
+		restarted = true
+		onShard1.expectOnMember(ctx)
+		Consistently(func(g Gomega) {
+			g.Expect(onShard1.works(ctx, g)).To(Equal(works))
+			g.Expect(onMember.Get(ctx, client.ObjectKeyFromObject(before), now)).To(Succeed())
+			g.Expect(now.UID).To(Equal(before.UID))
+			g.Expect(now.ResourceVersion).To(Equal(before.ResourceVersion))
+		}).WithTimeout(15 * time.Second).WithPolling(time.Second).Should(Succeed())
+	})
+})
