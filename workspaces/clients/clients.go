@@ -109,18 +109,31 @@ func NewFactory(base *rest.Config, scheme *runtime.Scheme) *Factory {
 }
 
 // WithOtherShards makes f resolve its workspaces' paths through others, a
-// factory that reaches every shard (at the front-proxy), and returns f.
+// factory that reaches every shard (at the front-proxy), where a workspace
+// above is not on f's shard; it returns f.
 func (f *Factory) WithOtherShards(others *Factory) *Factory {
 	f.otherShards = others
 	return f
 }
 
-// above is the factory that reads the workspaces above f's.
-func (f *Factory) above() *Factory {
-	if f.otherShards != nil {
-		return f.otherShards
+// workspaceAbove reads the Workspace name in parent: on this shard, or
+// through the other shards where parent is not here.
+func (f *Factory) workspaceAbove(ctx context.Context, parent logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
+	ws, err := f.workspaceIn(ctx, parent, name)
+	if err != nil && f.otherShards != nil {
+		return f.otherShards.workspaceIn(ctx, parent, name)
 	}
-	return f
+	return ws, err
+}
+
+// pathAbove is the path of a workspace above one of f's: resolved on this
+// shard, or through the other shards where it is not here.
+func (f *Factory) pathAbove(ctx context.Context, name logicalcluster.Name) (logicalcluster.Path, error) {
+	path, err := f.pathOf(ctx, name)
+	if err != nil && f.otherShards != nil {
+		return f.otherShards.pathOf(ctx, name)
+	}
+	return path, err
 }
 
 // For returns the clients of a logical cluster.
@@ -310,8 +323,7 @@ func (w *Workspace) Path(ctx context.Context) (logicalcluster.Path, error) {
 	if !w.path.Empty() {
 		return w.path, nil
 	}
-	above := w.factory.above()
-	path, err := resolvePath(ctx, w.Name, w.logicalCluster, above.workspaceIn, above.pathOf)
+	path, err := resolvePath(ctx, w.Name, w.logicalCluster, w.factory.workspaceAbove, w.factory.pathAbove)
 	if err != nil {
 		return logicalcluster.Path{}, fmt.Errorf("resolving the path of workspace %s: %w", w.Name, err)
 	}

@@ -170,9 +170,7 @@ func startControllers(ctx context.Context, loopback, fleet *rest.Config, opts co
 	loopback = rest.CopyConfig(loopback)
 	metrics.CountRequests(loopback, "hub")
 	fleetCfg := inFleet(fleet)
-	if !opts.HoldsFleet {
-		metrics.CountRequests(fleetCfg, "hub")
-	}
+	metrics.CountRequests(fleetCfg, "hub")
 	mgr, err := ctrl.NewManager(fleetCfg, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
