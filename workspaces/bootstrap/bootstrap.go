@@ -99,9 +99,14 @@ func waitWorkspaceReady(ctx context.Context, c kcpclient.Interface, name string)
 
 func waitBindingBound(ctx context.Context, c kcpclient.Interface, name string) error {
 	return poll(ctx, fmt.Sprintf("APIBinding %s in %s to become Bound", name, fleetconfig.Path), func(ctx context.Context) (bool, error) {
-		b, err := c.ApisV1alpha2().APIBindings().Get(ctx, name, metav1.GetOptions{})
-		return err == nil && b.Status.Phase == apisv1alpha2.APIBindingPhaseBound, err
+		return bindingBound(ctx, c, name)
 	})
+}
+
+// bindingBound says whether the APIBinding name is Bound.
+func bindingBound(ctx context.Context, c kcpclient.Interface, name string) (bool, error) {
+	b, err := c.ApisV1alpha2().APIBindings().Get(ctx, name, metav1.GetOptions{})
+	return err == nil && b.Status.Phase == apisv1alpha2.APIBindingPhaseBound, err
 }
 
 // poll retries cond until it holds; errors count as "not yet" (the objects
@@ -132,8 +137,8 @@ func Bootstrapped(ctx context.Context, fleet *rest.Config) error {
 	var reported time.Time
 	return wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 		for _, name := range fleetconfig.Exports {
-			b, err := c.ApisV1alpha2().APIBindings().Get(ctx, name, metav1.GetOptions{})
-			if err == nil && b.Status.Phase == apisv1alpha2.APIBindingPhaseBound {
+			bound, err := bindingBound(ctx, c, name)
+			if bound {
 				continue
 			}
 			if time.Since(reported) > 30*time.Second {

@@ -116,24 +116,24 @@ func (f *Factory) WithOtherShards(others *Factory) *Factory {
 	return f
 }
 
-// workspaceAbove reads the Workspace name in parent: on this shard, or
-// through the other shards where parent is not here.
-func (f *Factory) workspaceAbove(ctx context.Context, parent logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
-	ws, err := f.workspaceIn(ctx, parent, name)
+// hereOrOnOtherShards reads with f, and where that fails (what it reads is
+// on another shard) with f's other shards, if it has them.
+func hereOrOnOtherShards[T any](f *Factory, read func(*Factory) (T, error)) (T, error) {
+	v, err := read(f)
 	if err != nil && f.otherShards != nil {
-		return f.otherShards.workspaceIn(ctx, parent, name)
+		return read(f.otherShards)
 	}
-	return ws, err
+	return v, err
 }
 
-// pathAbove is the path of a workspace above one of f's: resolved on this
-// shard, or through the other shards where it is not here.
+// workspaceAbove reads the Workspace name in parent, on any shard.
+func (f *Factory) workspaceAbove(ctx context.Context, parent logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
+	return hereOrOnOtherShards(f, func(g *Factory) (*tenancyv1alpha1.Workspace, error) { return g.workspaceIn(ctx, parent, name) })
+}
+
+// pathAbove is the path of a workspace above one of f's, on any shard.
 func (f *Factory) pathAbove(ctx context.Context, name logicalcluster.Name) (logicalcluster.Path, error) {
-	path, err := f.pathOf(ctx, name)
-	if err != nil && f.otherShards != nil {
-		return f.otherShards.pathOf(ctx, name)
-	}
-	return path, err
+	return hereOrOnOtherShards(f, func(g *Factory) (logicalcluster.Path, error) { return g.pathOf(ctx, name) })
 }
 
 // For returns the clients of a logical cluster.
