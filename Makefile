@@ -13,13 +13,15 @@ export GONOSUMDB := github.com/kcp-dev,k8s.io
 CONTROLLER_GEN_VERSION := v0.17.3
 CONTROLLER_GEN := $(BIN)/controller-gen
 
-# Where `make run` keeps the hub's state, and its port.
-FLEET_ROOT ?= $(CURDIR)/.fleet
+# How many kcp shards `make run` runs the hub on (2 or more: behind a
+# front-proxy on FLEET_PORT), where it keeps their state, and the port.
+SHARDS ?= 1
+FLEET_ROOT ?= $(CURDIR)/.fleet$(if $(filter-out 1,$(SHARDS)),-$(SHARDS)-shards)
 FLEET_PORT ?= 6443
 
 TEST_TIMEOUT ?= 60m
 
-.PHONY: all build cluster-bins generate verify test test-unit test-e2e test-soak run bench bench-scale bench-tenancy images fuzz clean
+.PHONY: all build cluster-bins generate verify test test-unit test-e2e test-e2e-sharded test-soak run bench bench-scale bench-shards bench-tenancy images fuzz clean
 
 all: build
 
@@ -134,6 +136,12 @@ e2e-lane-placement:
 e2e-lane-others:
 	FLEET_BIN_DIR=$(BIN) $(GO) test -p 1 $(E2E_LANE_OTHERS) $(E2E_FLAGS) 2>&1 | sed -u 's/^/[others] /'
 
+## test-e2e-sharded: the placement suite against a hub of SHARDS shards
+## (2 unless set) behind a front-proxy; kcp spreads the specs' team
+## workspaces over the shards
+test-e2e-sharded: build cluster-bins
+	FLEET_BIN_DIR=$(BIN) FLEET_E2E_SHARDS=$(if $(filter-out 1,$(SHARDS)),$(SHARDS),2) $(GO) test -p 1 $(E2E_LANE_PLACEMENT) $(E2E_FLAGS)
+
 ## test-soak: the load specs at soak size: 5 teams creating 100 placements
 ## each while members join and leave (make test: 20 each), and 1,000 team
 ## workspaces created and deleted twice (make test: 200, once); the hub's
@@ -150,9 +158,11 @@ test-soak: build cluster-bins
 	FLEET_BIN_DIR=$(BIN) FLEET_LOAD_TEAMS=5 FLEET_LOAD_PLACEMENTS=100 FLEET_DELETE_RUNS=20 $(GO) test ./test/e2e/placement/ -timeout $(SOAK_TIMEOUT) -ginkgo.timeout $(SOAK_TIMEOUT) -count=1 -v -ginkgo.v -ginkgo.no-color -ginkgo.focus 'Load converges|Delete strategies'
 
 ## run: start the hub (state in .fleet/) and 3 local member clusters with their
-## syncers, print the fleet and how to use it; Ctrl-C stops everything
+## syncers, print the fleet and how to use it; Ctrl-C stops everything.
+## SHARDS=2 runs the hub as a root shard, shard-1 and a front-proxy (state
+## in .fleet-2-shards/)
 run: build cluster-bins
-	$(BIN)/fleet-dev --root-dir $(FLEET_ROOT) --secure-port $(FLEET_PORT) --members 3
+	$(BIN)/fleet-dev --root-dir $(FLEET_ROOT) --secure-port $(FLEET_PORT) --members 3 --shards $(SHARDS)
 
 clean:
 	rm -rf $(BIN) _output
@@ -178,6 +188,15 @@ SCALE_LOAD ?= 100
 bench-scale: build
 	mkdir -p _output
 	FLEET_BIN_DIR=$(BIN) $(GO) run ./test/scale --members $(SCALE_MEMBERS) --load $(SCALE_LOAD) --out $(CURDIR)/_output/scale-$(SCALE_MEMBERS).json --profile-dir $(CURDIR)/_output $(SCALE_ARGS)
+
+## bench-shards: 1,000 simulated members and 1,000 team workspaces with a
+## PickN(10) placement each, on a hub of BENCH_SHARDS kcp shards (2 unless
+## set; 1 for the same on one): each shard's memory growth per workspace,
+## and PickN(100) timed in a new workspace on each shard
+BENCH_SHARDS ?= 2
+bench-shards: build
+	mkdir -p _output
+	FLEET_BIN_DIR=$(BIN) $(GO) run ./test/scale --members 1000 --teams 1000 --shards $(BENCH_SHARDS) --out $(CURDIR)/_output/scale-shards-$(BENCH_SHARDS).json $(SCALE_ARGS)
 
 ## bench-tenancy: 500 team workspaces with a PickN(10) placement each over
 ## 1,000 simulated members: the hub's memory per workspace, and a new

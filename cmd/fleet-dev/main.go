@@ -63,6 +63,7 @@ func newCommand() *cobra.Command {
 		port      int
 		members   int
 		heartbeat int
+		shards    int
 	)
 	cmd := &cobra.Command{
 		Use:          "fleet-dev",
@@ -73,6 +74,9 @@ func newCommand() *cobra.Command {
 			if members < 0 || members > len(localMembers) {
 				return fmt.Errorf("--members must be between 0 and %d", len(localMembers))
 			}
+			if shards < 1 {
+				return fmt.Errorf("--shards must be 1 or more, got %d", shards)
+			}
 			if heartbeat < 1 || heartbeat > 600 {
 				return fmt.Errorf("--heartbeat-period-seconds must be between 1 and 600 (a MemberCluster's limits), got %d", heartbeat)
 			}
@@ -82,30 +86,30 @@ func newCommand() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return run(ctx, rootDir, port, specs)
+			return run(ctx, rootDir, port, shards, specs)
 		},
 	}
 	cmd.Flags().StringVar(&rootDir, "root-dir", ".fleet", "state of the hub, the member clusters and their syncers")
 	cmd.Flags().IntVar(&port, "secure-port", 6443, "the hub's HTTPS port")
 	cmd.Flags().IntVar(&members, "members", 3, "how many local member clusters to start")
+	cmd.Flags().IntVar(&shards, "shards", 1, "how many kcp shards the hub runs on; 2 or more adds a front-proxy on --secure-port, and the shards serve on the ports after it")
 	// Quick status for trying things out; joined clusters default to 60.
 	cmd.Flags().IntVar(&heartbeat, "heartbeat-period-seconds", 5, "how often the members' syncers report (1-600; a joined member's default is 60)")
 	return cmd
 }
 
-func run(ctx context.Context, rootDir string, port int, specs []framework.MemberSpec) error {
+func run(ctx context.Context, rootDir string, port, shards int, specs []framework.MemberSpec) error {
 	rootDir, err := filepath.Abs(rootDir)
 	if err != nil {
 		return err
 	}
-	say("Starting the hub (log: %s)...", filepath.Join(rootDir, "hub.log"))
-	hub, err := framework.StartHub(ctx, framework.HubOptions{RootDir: rootDir, Port: port})
+	hub, stop, err := startHub(ctx, rootDir, port, shards)
 	if err != nil {
 		return err
 	}
 	defer func() {
 		say("Stopping the hub...")
-		_ = hub.Stop()
+		_ = stop()
 	}()
 
 	say("Starting %d local member clusters and their syncers...", len(specs))
@@ -123,6 +127,25 @@ func run(ctx context.Context, rootDir string, port int, specs []framework.Member
 	printNextSteps(hub, members)
 	<-ctx.Done()
 	return nil
+}
+
+// startHub starts the hub: one fleet-hub process, or a root shard, further
+// shards and a front-proxy, each in its own directory of rootDir.
+func startHub(ctx context.Context, rootDir string, port, shards int) (*framework.Hub, func() error, error) {
+	if shards == 1 {
+		say("Starting the hub (log: %s)...", filepath.Join(rootDir, "hub.log"))
+		hub, err := framework.StartHub(ctx, framework.HubOptions{RootDir: rootDir, Port: port})
+		if err != nil {
+			return nil, nil, err
+		}
+		return hub, hub.Stop, nil
+	}
+	say("Starting the hub on %d shards behind a front-proxy (logs: %s/{root,shard-*}/hub.log, %s/front-proxy/front-proxy.log)...", shards, rootDir, rootDir)
+	sharded, err := framework.StartShardedHub(ctx, framework.ShardedHubOptions{Dir: rootDir, Shards: shards, Port: port})
+	if err != nil {
+		return nil, nil, err
+	}
+	return sharded.Hub(), sharded.Stop, nil
 }
 
 func say(format string, args ...any) {

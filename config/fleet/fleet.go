@@ -17,7 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
 )
 
 // Path is the logical-cluster path of the platform workspace.
@@ -47,6 +49,24 @@ var fs embed.FS
 // retrying until all objects are accepted or ctx ends.
 func Bootstrap(ctx context.Context, discoveryClient discovery.DiscoveryInterface, dynamicClient dynamic.Interface) error {
 	return confighelpers.Bootstrap(ctx, discoveryClient, dynamicClient, sets.New[string](), fs)
+}
+
+// WorkHomeFiles are what a shard's works workspace (see
+// workspaces/bootstrap.WorkHome) holds of this package: the binding of the
+// Work API and the admission policy that keeps member syncers to their
+// finalizer and the Works' status.
+var WorkHomeFiles = []string{"apibinding-placement.kubernetes-fleet.io.yaml", "validatingadmissionpolicy-syncer-works.yaml"}
+
+// BootstrapWorkHome creates or updates WorkHomeFiles in a shard's works
+// workspace.
+func BootstrapWorkHome(ctx context.Context, discoveryClient discovery.DiscoveryInterface, dynamicClient dynamic.Interface) error {
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(discoveryClient))
+	for _, file := range WorkHomeFiles {
+		if err := confighelpers.CreateResourceFromFS(ctx, dynamicClient, mapper, sets.New[string](), file, fs); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	return nil
 }
 
 // Schemas returns the APIResourceSchemas an APIExport of root:fleet serves:

@@ -3,6 +3,7 @@ package membercluster
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -28,12 +29,12 @@ func (r *Reconciler) join(ctx context.Context, mc *clusterv1beta1.MemberCluster)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.grant(ctx, mc, ns, syncerRules); err != nil {
+	if err := grant(ctx, r.Client, mc, ns, syncerRules, true); err != nil {
 		return nil, err
 	}
 	if id := mc.Spec.Identity; id.Kind == rbacv1.ServiceAccountKind && id.Namespace != "" {
 		// Without the identity's namespace (yet) there is no token to renew.
-		if err := r.grant(ctx, mc, id.Namespace, tokenRenewalRules(id.Name)); client.IgnoreNotFound(err) != nil {
+		if err := grant(ctx, r.Client, mc, id.Namespace, tokenRenewalRules(id.Name), true); client.IgnoreNotFound(err) != nil {
 			return nil, err
 		}
 	}
@@ -69,11 +70,18 @@ func (r *Reconciler) ensureNamespace(ctx context.Context, mc *clusterv1beta1.Mem
 // policy and an admission policy keep it to finalizers and status) and
 // heartbeat. (Its lease, which keeps a second syncer for the member waiting,
 // is on the member cluster.)
-var syncerRules = []rbacv1.PolicyRule{
+var syncerRules = append(slices.Clone(workRules),
+	rbacv1.PolicyRule{APIGroups: []string{clusterv1beta1.GroupVersion.Group}, Resources: []string{"internalmemberclusters"}, Verbs: []string{"get", "list", "watch"}},
+	rbacv1.PolicyRule{APIGroups: []string{clusterv1beta1.GroupVersion.Group}, Resources: []string{"internalmemberclusters/status"}, Verbs: []string{"get", "update", "patch"}},
+	// The shards' homes of Work are named by Secrets (internal/workhomes).
+	rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch"}},
+)
+
+// workRules let a syncer read its Work, report on it and record events
+// about it.
+var workRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{placementv1beta1.GroupVersion.Group}, Resources: []string{"works"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 	{APIGroups: []string{placementv1beta1.GroupVersion.Group}, Resources: []string{"works/status"}, Verbs: []string{"get", "update", "patch"}},
-	{APIGroups: []string{clusterv1beta1.GroupVersion.Group}, Resources: []string{"internalmemberclusters"}, Verbs: []string{"get", "list", "watch"}},
-	{APIGroups: []string{clusterv1beta1.GroupVersion.Group}, Resources: []string{"internalmemberclusters/status"}, Verbs: []string{"get", "update", "patch"}},
 	{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 }
 
@@ -84,17 +92,24 @@ func tokenRenewalRules(serviceAccount string) []rbacv1.PolicyRule {
 }
 
 // grant gives the member's identity the rules in namespace ns, with a Role
-// and RoleBinding the MemberCluster owns (they go when it does).
-func (r *Reconciler) grant(ctx context.Context, mc *clusterv1beta1.MemberCluster, ns string, rules []rbacv1.PolicyRule) error {
+// and RoleBinding; owned ones (in root:fleet) the MemberCluster owns, and
+// they go when it does.
+func grant(ctx context.Context, c client.Client, mc *clusterv1beta1.MemberCluster, ns string, rules []rbacv1.PolicyRule, owned bool) error {
+	own := func(obj client.Object) error {
+		if !owned {
+			return nil
+		}
+		return controllerutil.SetControllerReference(mc, obj, c.Scheme())
+	}
 	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf(clusterv1beta1.RoleNameFormat, mc.Name), Namespace: ns}}
-	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, role, func() error {
+	if _, err := controllerutil.CreateOrUpdate(ctx, c, role, func() error {
 		role.Rules = rules
-		return controllerutil.SetControllerReference(mc, role, r.Client.Scheme())
+		return own(role)
 	}); err != nil {
 		return fmt.Errorf("granting member cluster %s access to %s: %w", mc.Name, ns, err)
 	}
 	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf(clusterv1beta1.RoleBindingNameFormat, mc.Name), Namespace: ns}}
-	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, binding, func() error {
+	_, err := controllerutil.CreateOrUpdate(ctx, c, binding, func() error {
 		wantRef := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name}
 		if binding.CreationTimestamp.IsZero() {
 			binding.RoleRef = wantRef
@@ -102,7 +117,7 @@ func (r *Reconciler) grant(ctx context.Context, mc *clusterv1beta1.MemberCluster
 			return fmt.Errorf("RoleBinding %s/%s refers to %s %s; delete it so that it is recreated", ns, binding.Name, binding.RoleRef.Kind, binding.RoleRef.Name)
 		}
 		binding.Subjects = []rbacv1.Subject{mc.Spec.Identity}
-		return controllerutil.SetControllerReference(mc, binding, r.Client.Scheme())
+		return own(binding)
 	})
 	if err != nil {
 		return fmt.Errorf("binding member cluster %s's identity in %s: %w", mc.Name, ns, err)

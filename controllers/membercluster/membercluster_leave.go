@@ -47,7 +47,7 @@ func (r *Reconciler) leave(ctx context.Context, mc *clusterv1beta1.MemberCluster
 		r.Recorder.Eventf(mc, corev1.EventTypeWarning, "ForceLeave", "The member's syncer did not confirm leaving within %s; removing its hub state anyway", r.ForceDeleteWait)
 	}
 
-	gone, err := r.removeNamespace(ctx, ns)
+	gone, err := removeNamespace(ctx, r.Client, ns)
 	if err != nil || !gone {
 		return ctrl.Result{RequeueAfter: time.Second}, err
 	}
@@ -74,21 +74,21 @@ func syncerLeft(imc *clusterv1beta1.InternalMemberCluster) bool {
 // removeNamespace deletes the member's namespace. Works may still carry the
 // syncer's finalizer when it left without confirming; those are released so
 // that the namespace can go (the member keeps whatever was applied).
-func (r *Reconciler) removeNamespace(ctx context.Context, ns string) (bool, error) {
+func removeNamespace(ctx context.Context, c client.Client, ns string) (bool, error) {
 	works := &placementv1beta1.WorkList{}
-	if err := r.Client.List(ctx, works, client.InNamespace(ns)); err != nil {
+	if err := c.List(ctx, works, client.InNamespace(ns)); err != nil {
 		return false, err
 	}
 	for i := range works.Items {
 		w := &works.Items[i]
 		if controllerutil.RemoveFinalizer(w, placementv1beta1.WorkFinalizer) {
-			if err := r.Client.Update(ctx, w); client.IgnoreNotFound(err) != nil {
+			if err := c.Update(ctx, w); client.IgnoreNotFound(err) != nil {
 				return false, err
 			}
 		}
 	}
 	namespace := &corev1.Namespace{}
-	err := r.Client.Get(ctx, client.ObjectKey{Name: ns}, namespace)
+	err := c.Get(ctx, client.ObjectKey{Name: ns}, namespace)
 	if apierrors.IsNotFound(err) {
 		return true, nil
 	}
@@ -96,7 +96,7 @@ func (r *Reconciler) removeNamespace(ctx context.Context, ns string) (bool, erro
 		return false, err
 	}
 	if namespace.DeletionTimestamp.IsZero() {
-		if err := r.Client.Delete(ctx, namespace); client.IgnoreNotFound(err) != nil {
+		if err := c.Delete(ctx, namespace); client.IgnoreNotFound(err) != nil {
 			return false, err
 		}
 	}

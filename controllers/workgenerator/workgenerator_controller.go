@@ -1,7 +1,8 @@
 // Package workgenerator turns bound bindings into Work for member clusters:
 // for each binding that the rollout has moved to a resource snapshot, it
-// writes one Work per snapshot shard into root:fleet, namespace
-// fleet-member-<cluster>, and reports the Works' progress back on the binding.
+// writes one Work per snapshot shard into the shard's home of Work
+// (root:fleet on a hub of one shard), namespace fleet-member-<cluster>, and
+// reports the Works' progress back on the binding.
 package workgenerator
 
 import (
@@ -51,8 +52,11 @@ const Workers = 16
 // Reconciler reconciles the bindings of one kind of placement.
 type Reconciler struct {
 	Manager mcmanager.Manager
-	// Fleet is the client of root:fleet, where Work lives.
-	Fleet client.Client
+	// Fleet reads members and grants in root:fleet.
+	Fleet client.Reader
+	// Home is where this shard keeps Work: its client writes the Works,
+	// its cache holds them.
+	Home cluster.Cluster
 	// Workspaces resolves a workspace's path, which its grants name.
 	Workspaces *clients.Factory
 	// TeamReservedNamespaces are the member namespaces team placements may
@@ -64,15 +68,13 @@ type Reconciler struct {
 }
 
 // SetupWithManager registers the controller: bindings in every workspace,
-// and Work in root:fleet mapped back to the binding it was written for.
+// and Work in the shard's home mapped back to the binding it was written for.
 func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 	r.recent = newRecentWrites(clock.RealClock{})
 	return mcbuilder.ControllerManagedBy(mgr).
 		Named(r.Name(ControllerName)).
 		For(r.Sample().NewBinding(), mcbuilder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
-		Watches(&placementv1beta1.Work{}, r.toBindings(),
-			mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false),
-			mcbuilder.WithPredicates(workChanged{})).
+		WatchesRawSource(works.Source(r.Home, r.toBindings(), workChanged{})).
 		Watches(r.Sample().New(), r.placementBindings(),
 			mcbuilder.WithPredicates(reportBackChanged{})).
 		Watches(&tenancyv1alpha1.ClusterGrant{}, r.unsyncedBindings(),
@@ -314,7 +316,7 @@ func (r *Reconciler) cleanUp(ctx context.Context, c client.Client, direct client
 	for i := range works {
 		if abandon && works[i].Annotations[placementv1beta1.DeletePropagationAnnotation] != string(placementv1beta1.DeletePropagationPolicyAbandon) {
 			works[i].Annotations = merged(works[i].Annotations, map[string]string{placementv1beta1.DeletePropagationAnnotation: string(placementv1beta1.DeletePropagationPolicyAbandon)})
-			if err := r.Fleet.Update(ctx, &works[i]); err != nil {
+			if err := r.Home.GetClient().Update(ctx, &works[i]); err != nil {
 				return err
 			}
 		}
@@ -324,7 +326,7 @@ func (r *Reconciler) cleanUp(ctx context.Context, c client.Client, direct client
 			// binding back here.
 			continue
 		}
-		if err := client.IgnoreNotFound(r.Fleet.Delete(ctx, &works[i])); err != nil {
+		if err := client.IgnoreNotFound(r.Home.GetClient().Delete(ctx, &works[i])); err != nil {
 			return fmt.Errorf("deleting Work %s/%s: %w", works[i].Namespace, works[i].Name, err)
 		}
 	}
@@ -393,5 +395,5 @@ func (o origin) labels() map[string]string {
 
 // existingWorks reads the Works written for the binding.
 func (r *Reconciler) existingWorks(ctx context.Context, o origin) ([]placementv1beta1.Work, error) {
-	return works.OfBinding(ctx, r.Fleet, o.workspace.String(), o.binding)
+	return works.OfBinding(ctx, r.Home.GetClient(), o.workspace.String(), o.binding)
 }

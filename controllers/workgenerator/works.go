@@ -90,7 +90,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, o origin, t trusted, ov over
 		if !stale.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if err := client.IgnoreNotFound(r.Fleet.Delete(ctx, stale)); err != nil {
+		if err := client.IgnoreNotFound(r.Home.GetClient().Delete(ctx, stale)); err != nil {
 			return nil, false, err
 		}
 	}
@@ -252,7 +252,7 @@ func (rd renderer) add(w *placementv1beta1.Work, raw []byte, from string) error 
 // tells whether it wrote it.
 func (r *Reconciler) apply(ctx context.Context, existing, want *placementv1beta1.Work) (*placementv1beta1.Work, bool, error) {
 	if existing == nil {
-		err := r.Fleet.Create(ctx, want)
+		err := r.Home.GetClient().Create(ctx, want)
 		if apierrors.IsAlreadyExists(err) {
 			return nil, false, r.nameTaken(ctx, want)
 		}
@@ -266,7 +266,7 @@ func (r *Reconciler) apply(ctx context.Context, existing, want *placementv1beta1
 	updated.Spec = want.Spec
 	updated.Labels = merged(updated.Labels, want.Labels)
 	updated.Annotations = merged(updated.Annotations, want.Annotations)
-	if err := r.Fleet.Update(ctx, updated); err != nil {
+	if err := r.Home.GetClient().Update(ctx, updated); err != nil {
 		return nil, false, err
 	}
 	return updated, true, nil
@@ -278,7 +278,7 @@ func (r *Reconciler) apply(ctx context.Context, existing, want *placementv1beta1
 // its removal brings this binding back), else a name clash.
 func (r *Reconciler) nameTaken(ctx context.Context, want *placementv1beta1.Work) error {
 	got := &placementv1beta1.Work{}
-	err := r.Fleet.Get(ctx, client.ObjectKeyFromObject(want), got)
+	err := r.Home.GetClient().Get(ctx, client.ObjectKeyFromObject(want), got)
 	earlier := got.Labels[placementv1beta1.ParentBindingLabel]
 	switch {
 	case err != nil:

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
@@ -22,6 +23,14 @@ import (
 )
 
 const workspace = logicalcluster.Name("2abc")
+
+// home is a home of Work with a fake client; nothing else of it is used.
+type home struct {
+	cluster.Cluster
+	c client.Client
+}
+
+func (h home) GetClient() client.Client { return h.c }
 
 func fakeClient(t *testing.T, objs ...client.Object) client.Client {
 	t.Helper()
@@ -153,12 +162,12 @@ func TestApplyWritesOnlyChangedWork(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			r := &Reconciler{Fleet: fakeClient(t)}
+			r := &Reconciler{Home: home{c: fakeClient(t)}}
 			var existing *placementv1beta1.Work
 			if tc.existing != nil {
 				existing = want()
 				tc.existing(existing)
-				if err := r.Fleet.Create(ctx, existing); err != nil {
+				if err := r.Home.GetClient().Create(ctx, existing); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -175,7 +184,7 @@ func TestApplyWritesOnlyChangedWork(t *testing.T) {
 				t.Errorf("apply says written = %v, want %v", wrote, tc.wantWrite)
 			}
 			stored := &placementv1beta1.Work{}
-			if err := r.Fleet.Get(ctx, client.ObjectKeyFromObject(got), stored); err != nil {
+			if err := r.Home.GetClient().Get(ctx, client.ObjectKeyFromObject(got), stored); err != nil {
 				t.Fatal(err)
 			}
 			if written := stored.ResourceVersion != rvBefore; written != tc.wantWrite {
@@ -209,7 +218,7 @@ func TestApplyRefusesWorkOfAnotherBinding(t *testing.T) {
 		{"another placement's Work of the same name", clash, "belongs to another binding"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := &Reconciler{Fleet: fakeClient(t, c.existing)}
+			r := &Reconciler{Home: home{c: fakeClient(t, c.existing)}}
 			if _, _, err := r.apply(context.Background(), nil, w.DeepCopy()); err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("creating over an existing Work: err = %v, want it to say %q", err, c.want)
 			}
@@ -232,7 +241,7 @@ func TestExistingWorksAreTheBindingsOwn(t *testing.T) {
 		{"none", nil, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := &Reconciler{Fleet: fakeClient(t, c.existing...)}
+			r := &Reconciler{Home: home{c: fakeClient(t, c.existing...)}}
 			works, err := r.existingWorks(context.Background(), o)
 			if err != nil {
 				t.Fatal(err)
@@ -291,7 +300,7 @@ func TestSyncWorks(t *testing.T) {
 				otherNamespace = ""
 			}
 			otherKind := render(t, origin{workspace: workspace, binding: binding(otherNamespace)}, 0, snapshotGroup(ns, 1)[0])
-			r := &Reconciler{Fleet: fakeClient(t, stale, otherWS, otherKind)}
+			r := &Reconciler{Home: home{c: fakeClient(t, stale, otherWS, otherKind)}}
 
 			works, written, err := r.syncWorks(ctx, o, group, overrides.Set{})
 			if err != nil || !written {
@@ -311,7 +320,7 @@ func TestSyncWorks(t *testing.T) {
 			}
 			want := []string{"fleet-member-m1/" + otherWS.Name, "fleet-member-m1/" + otherKind.Name, "fleet-member-m1/" + prefix + "-1", "fleet-member-m1/" + prefix + "-work"}
 			sort.Strings(want)
-			if got := workNames(t, r.Fleet); !reflect.DeepEqual(got, want) {
+			if got := workNames(t, r.Home.GetClient()); !reflect.DeepEqual(got, want) {
 				t.Errorf("Works = %v, want %v", got, want)
 			}
 
@@ -377,9 +386,9 @@ func TestSyncWorksWaitsForAWantedWorkStillBeingRemoved(t *testing.T) {
 	removing := render(t, o, 1, group.group[1])
 	removing.Finalizers = []string{placementv1beta1.WorkFinalizer}
 	removing.DeletionTimestamp = &metav1.Time{Time: metav1.Now().Time}
-	r := &Reconciler{Fleet: fakeClient(t, first, removing)}
+	r := &Reconciler{Home: home{c: fakeClient(t, first, removing)}}
 	before := &placementv1beta1.Work{}
-	if err := r.Fleet.Get(ctx, client.ObjectKeyFromObject(first), before); err != nil {
+	if err := r.Home.GetClient().Get(ctx, client.ObjectKeyFromObject(first), before); err != nil {
 		t.Fatal(err)
 	}
 
@@ -388,7 +397,7 @@ func TestSyncWorksWaitsForAWantedWorkStillBeingRemoved(t *testing.T) {
 		t.Fatalf("syncWorks with a wanted Work still being removed: %v", err)
 	}
 	after := &placementv1beta1.Work{}
-	if err := r.Fleet.Get(ctx, client.ObjectKeyFromObject(first), after); err != nil {
+	if err := r.Home.GetClient().Get(ctx, client.ObjectKeyFromObject(first), after); err != nil {
 		t.Fatal(err)
 	}
 	if after.ResourceVersion != before.ResourceVersion {

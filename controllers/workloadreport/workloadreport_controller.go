@@ -53,22 +53,20 @@ const coalesce = time.Second
 // Reconciler reconciles the workload reports of one kind of placement.
 type Reconciler struct {
 	Manager mcmanager.Manager
-	// Fleet reads the Works in root:fleet (cached).
-	Fleet      client.Reader
+	// Home is where this shard keeps Work; its cache holds the Works.
+	Home       cluster.Cluster
 	Workspaces *clients.Factory
 	placements.Scope
 }
 
 // SetupWithManager registers the controller: placements in every
-// workspace, and Work in root:fleet mapped to the placement it was written
-// for.
+// workspace, and Work in the shard's home mapped to the placement it was
+// written for.
 func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 	return mcbuilder.ControllerManagedBy(mgr).
 		Named(r.Name(ControllerName)).
 		For(r.Sample().New(), mcbuilder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
-		Watches(&placementv1beta1.Work{}, r.toPlacement(),
-			mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false),
-			mcbuilder.WithPredicates(statusChanged{})).
+		WatchesRawSource(works.Source(r.Home, r.toPlacement(), statusChanged{})).
 		WithOptions(controller.TypedOptions[mcreconcile.Request]{MaxConcurrentReconciles: Workers}).
 		Complete(metrics.Reconciler[mcreconcile.Request](r.Name(ControllerName), r))
 }
@@ -133,7 +131,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	}
 	var clusters []clusterWorks
 	for _, b := range bindings {
-		ws, err := works.OfBinding(ctx, r.Fleet, req.ClusterName, b, client.UnsafeDisableDeepCopy)
+		ws, err := works.OfBinding(ctx, r.Home.GetClient(), req.ClusterName, b, client.UnsafeDisableDeepCopy)
 		if err != nil {
 			return ctrl.Result{}, err
 		}

@@ -29,7 +29,9 @@ import (
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/config/crds"
 	"github.com/fleetplane/fleetplane/controllers/common/managedfields"
+	"github.com/fleetplane/fleetplane/internal/workhomes"
 	"github.com/fleetplane/fleetplane/syncer/credential"
+	"github.com/fleetplane/fleetplane/syncer/homes"
 	"github.com/fleetplane/fleetplane/syncer/membership"
 	"github.com/fleetplane/fleetplane/syncer/properties"
 	"github.com/fleetplane/fleetplane/syncer/workapplier"
@@ -142,7 +144,10 @@ func Run(ctx context.Context, opts Options) error {
 		Logger:    log,
 		NewClient: managedfields.NewClient,
 		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{namespace: {}},
-			DefaultTransform: cache.TransformStripManagedFields()},
+			DefaultTransform: cache.TransformStripManagedFields(),
+			// Of the Secrets in its namespace, the syncer reads those
+			// naming the shards' homes of Work.
+			ByObject: map[client.Object]cache.ByObject{&corev1.Secret{}: {Label: workhomes.Selector()}}},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// A syncer that lost its lease runs again in the same process, with
@@ -170,14 +175,19 @@ func Run(ctx context.Context, opts Options) error {
 	if n, ok := opts.Properties.(interface{ NamespacesChanged() <-chan struct{} }); ok {
 		changes = n.NamespacesChanged()
 	}
+	kinds := workapplier.NewKinds()
+	homes := &homes.Runner{Root: opts.Hub, Scheme: scheme, Member: member, Direct: direct, MemberName: opts.MemberName, Namespace: namespace, Kinds: kinds}
+	if err := homes.SetupWithManager(ctx, mgr); err != nil {
+		return err
+	}
 	if err := (&membership.Reconciler{
-		Hub: mgr.GetClient(), MemberName: opts.MemberName, Namespace: namespace,
+		Hub: mgr.GetClient(), Homes: homes.Clients, MemberName: opts.MemberName, Namespace: namespace,
 		Properties: opts.Properties, ProviderStartErr: startErr, Changes: changes,
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if err := (&workapplier.Reconciler{
-		Hub: mgr.GetClient(), HubReader: mgr.GetAPIReader(), Member: member, MemberName: opts.MemberName, Namespace: namespace,
+		Hub: mgr.GetClient(), HubReader: mgr.GetAPIReader(), Member: member, MemberName: opts.MemberName, Namespace: namespace, Kinds: kinds,
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}

@@ -148,12 +148,22 @@ func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 // Store keeps the newest token on the member cluster.
 type Store struct {
 	Member client.Client
+	// Name is the Secret in fleet-system that holds it; empty is
+	// SecretName, the token of the hub workspace the syncer joined.
+	Name string
+}
+
+func (s Store) secretName() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return SecretName
 }
 
 // Load takes the stored token if it is a newer one of the same account.
 func (s Store) Load(ctx context.Context, t *Token) error {
 	secret := &corev1.Secret{}
-	err := s.Member.Get(ctx, client.ObjectKey{Namespace: clusterv1beta1.FleetSystemNamespace, Name: SecretName}, secret)
+	err := s.Member.Get(ctx, client.ObjectKey{Namespace: clusterv1beta1.FleetSystemNamespace, Name: s.secretName()}, secret)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -174,7 +184,7 @@ func (s Store) Save(ctx context.Context, token string) error {
 	if err := s.Member.Create(ctx, ns); client.IgnoreAlreadyExists(err) != nil {
 		return err
 	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: SecretName}}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: s.secretName()}}
 	_, err := controllerutil.CreateOrUpdate(ctx, s.Member, secret, func() error {
 		secret.Data = map[string][]byte{corev1.ServiceAccountTokenKey: []byte(token)}
 		return nil

@@ -39,7 +39,10 @@ const (
 
 // Reconciler reconciles the member's InternalMemberCluster on the hub.
 type Reconciler struct {
-	Hub        client.Client
+	Hub client.Client
+	// Homes, if set, are the clients of the shards' homes of Work the
+	// syncer applies from besides Hub (see syncer/homes).
+	Homes      func() []client.Client
 	MemberName string
 	Namespace  string
 	Properties properties.Provider
@@ -112,18 +115,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: period}, nil
 }
 
-// releaseWorks drops the syncer's finalizer from its Works when leaving: the
-// hub may then delete them, and nothing applied on the member is removed.
+// releaseWorks drops the syncer's finalizer from its Works, in every home,
+// when leaving: the hub may then delete them, and nothing applied on the
+// member is removed.
 func (r *Reconciler) releaseWorks(ctx context.Context) error {
-	works := &placementv1beta1.WorkList{}
-	if err := r.Hub.List(ctx, works, client.InNamespace(r.Namespace)); err != nil {
-		return err
+	homes := []client.Client{r.Hub}
+	if r.Homes != nil {
+		homes = append(homes, r.Homes()...)
 	}
-	for i := range works.Items {
-		w := &works.Items[i]
-		if controllerutil.RemoveFinalizer(w, placementv1beta1.WorkFinalizer) {
-			if err := r.Hub.Update(ctx, w); client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("releasing Work %s: %w", w.Name, err)
+	for _, home := range homes {
+		works := &placementv1beta1.WorkList{}
+		if err := home.List(ctx, works, client.InNamespace(r.Namespace)); err != nil {
+			return err
+		}
+		for i := range works.Items {
+			w := &works.Items[i]
+			if controllerutil.RemoveFinalizer(w, placementv1beta1.WorkFinalizer) {
+				if err := home.Update(ctx, w); client.IgnoreNotFound(err) != nil {
+					return fmt.Errorf("releasing Work %s: %w", w.Name, err)
+				}
 			}
 		}
 	}

@@ -35,7 +35,7 @@ var watchedObjects = &watchedObjectsCollector{
 	desc: prometheus.NewDesc("fleet_syncer_watched_objects",
 		"Objects the syncer watches (and keeps in memory) on the member cluster, by member and kind: those placements manage.",
 		[]string{"member", "kind"}, nil),
-	trackers: map[string]*tracker{},
+	kinds: map[string]*Kinds{},
 }
 
 func init() {
@@ -45,15 +45,15 @@ func init() {
 type watchedObjectsCollector struct {
 	desc *prometheus.Desc
 	mu   sync.Mutex
-	// trackers are the running syncers' trackers by member name; a syncer
-	// that starts over replaces its own.
-	trackers map[string]*tracker
+	// kinds are the running syncers' watched kinds by member name; a
+	// syncer that starts over replaces its own.
+	kinds map[string]*Kinds
 }
 
-func (c *watchedObjectsCollector) add(t *tracker) {
+func (c *watchedObjectsCollector) add(member string, k *Kinds) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.trackers[t.memberName] = t
+	c.kinds[member] = k
 }
 
 func (c *watchedObjectsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
@@ -61,8 +61,8 @@ func (c *watchedObjectsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c
 func (c *watchedObjectsCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for member, t := range c.trackers {
-		for kind, n := range t.cached() {
+	for member, k := range c.kinds {
+		for kind, n := range k.cached() {
 			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), member, kind)
 		}
 	}

@@ -23,14 +23,32 @@ import (
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 )
 
+// Kinds is what the work appliers of one member share, one applier per
+// home of Work (Reconciler.Kinds): the member cache's informers, which a
+// kind keeps while a Work of any home uses it, and one lock over the
+// appliers' trackers.
+type Kinds struct {
+	mu       sync.Mutex
+	trackers []*tracker
+	// informed are the kinds whose informers reads may have started.
+	informed sets.Set[schema.GroupVersionKind]
+}
+
+// NewKinds returns the Kinds of one member's work appliers.
+func NewKinds() *Kinds {
+	return &Kinds{informed: sets.New[schema.GroupVersionKind]()}
+}
+
 // tracker watches, on the member cluster, the objects the syncer placed
 // (the member cache selects the placed label) of the kinds it places, and
 // maps their changes back to their Work, so availability is
 // re-assessed when it changes instead of by polling. It keeps a watch (and
 // the member cache's informer, which reads of the kind start too) only
 // while some Work uses the kind: a member that once held a kind does not
-// watch it forever.
+// watch it forever. Each work applier has its tracker; they share the
+// member cache's informers (Kinds).
 type tracker struct {
+	kinds     *Kinds
 	ctrl      controller.Controller
 	member    cluster.Cluster
 	hub       client.Reader
@@ -38,64 +56,82 @@ type tracker struct {
 	// memberName labels the metrics.
 	memberName string
 
-	mu sync.Mutex
 	// uses holds, by Work name, the kinds of its manifests and of what it
-	// applied before and has not let go of yet.
+	// applied before and has not let go of yet; watched, the kinds this
+	// applier's controller watches. Both under kinds.mu.
 	uses    map[string]sets.Set[schema.GroupVersionKind]
 	watched sets.Set[schema.GroupVersionKind]
-	// informed are the kinds whose informers reads may have started.
-	informed sets.Set[schema.GroupVersionKind]
 
 	echoes echoes
 }
 
-func newTracker(c controller.Controller, member cluster.Cluster, hub client.Reader, namespace, memberName string) *tracker {
-	t := &tracker{ctrl: c, member: member, hub: hub, namespace: namespace, memberName: memberName,
-		uses: map[string]sets.Set[schema.GroupVersionKind]{}, watched: sets.New[schema.GroupVersionKind](), informed: sets.New[schema.GroupVersionKind]()}
-	watchedObjects.add(t)
+func newTracker(kinds *Kinds, c controller.Controller, member cluster.Cluster, hub client.Reader, namespace, memberName string) *tracker {
+	t := &tracker{kinds: kinds, ctrl: c, member: member, hub: hub, namespace: namespace, memberName: memberName,
+		uses: map[string]sets.Set[schema.GroupVersionKind]{}, watched: sets.New[schema.GroupVersionKind]()}
+	kinds.mu.Lock()
+	kinds.trackers = append(kinds.trackers, t)
+	kinds.mu.Unlock()
+	watchedObjects.add(memberName, kinds)
 	return t
 }
 
 // use records the kinds a Work uses now, before it reads or applies any of
 // them, and stops the informers of kinds no Work uses any more.
 func (t *tracker) use(ctx context.Context, work string, kinds sets.Set[schema.GroupVersionKind]) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.kinds.mu.Lock()
+	defer t.kinds.mu.Unlock()
 	t.uses[work] = kinds
-	t.informed = t.informed.Union(kinds)
+	t.kinds.informed = t.kinds.informed.Union(kinds)
 	return t.releaseUnused(ctx)
 }
 
 // forget drops a Work that is gone from the member.
 func (t *tracker) forget(ctx context.Context, work string) error {
 	t.echoes.forget(work)
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.kinds.mu.Lock()
+	defer t.kinds.mu.Unlock()
 	delete(t.uses, work)
 	return t.releaseUnused(ctx)
 }
 
+// releaseUnused stops the informers of the kinds no Work of any home uses;
+// every applier's watch of such a kind ends with its informer.
 func (t *tracker) releaseUnused(ctx context.Context) error {
+	k := t.kinds
 	used := sets.New[schema.GroupVersionKind]()
-	for _, kinds := range t.uses {
-		used = used.Union(kinds)
+	for _, other := range k.trackers {
+		for _, kinds := range other.uses {
+			used = used.Union(kinds)
+		}
 	}
-	for gvk := range t.informed.Difference(used) {
+	for gvk := range k.informed.Difference(used) {
 		if err := t.member.GetCache().RemoveInformer(ctx, objectOf(gvk)); err != nil {
 			return err
 		}
-		t.informed.Delete(gvk)
-		t.watched.Delete(gvk)
+		k.informed.Delete(gvk)
+		for _, other := range k.trackers {
+			other.watched.Delete(gvk)
+		}
 	}
-	watchedKinds.WithLabelValues(t.memberName).Set(float64(t.watched.Len()))
+	watchedKinds.WithLabelValues(t.memberName).Set(float64(k.watchedKinds().Len()))
 	return nil
 }
 
-// track starts a watch for gvk unless one is running. The informer is got
-// here, under the lock, so that a release that follows stops exactly it.
+// watchedKinds are the kinds some applier watches; under mu.
+func (k *Kinds) watchedKinds() sets.Set[schema.GroupVersionKind] {
+	out := sets.New[schema.GroupVersionKind]()
+	for _, t := range k.trackers {
+		out = out.Union(t.watched)
+	}
+	return out
+}
+
+// track starts this applier's watch of gvk unless one is running. The
+// informer is got here, under the lock, so that a release that follows
+// stops exactly it.
 func (t *tracker) track(ctx context.Context, gvk schema.GroupVersionKind) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.kinds.mu.Lock()
+	defer t.kinds.mu.Unlock()
 	if t.watched.Has(gvk) {
 		return nil
 	}
@@ -107,18 +143,22 @@ func (t *tracker) track(ctx context.Context, gvk schema.GroupVersionKind) error 
 		return err
 	}
 	t.watched.Insert(gvk)
-	t.informed.Insert(gvk)
-	watchedKinds.WithLabelValues(t.memberName).Set(float64(t.watched.Len()))
+	t.kinds.informed.Insert(gvk)
+	watchedKinds.WithLabelValues(t.memberName).Set(float64(t.kinds.watchedKinds().Len()))
 	return nil
 }
 
 // cached counts the objects the member cache holds of each watched kind.
-func (t *tracker) cached() map[string]int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+func (k *Kinds) cached() map[string]int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	counts := map[string]int{}
-	for gvk := range t.watched {
-		informer, err := t.member.GetCache().GetInformer(context.Background(), objectOf(gvk), cache.BlockUntilSynced(false))
+	if len(k.trackers) == 0 {
+		return counts
+	}
+	member := k.trackers[0].member
+	for gvk := range k.watchedKinds() {
+		informer, err := member.GetCache().GetInformer(context.Background(), objectOf(gvk), cache.BlockUntilSynced(false))
 		if err != nil {
 			continue
 		}

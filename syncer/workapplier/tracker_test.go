@@ -5,7 +5,12 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -115,5 +120,64 @@ func TestEventsOfTheSyncersOwnWrites(t *testing.T) {
 	h.Create(ctx, event.CreateEvent{Object: shared}, q)
 	if got := queued(); len(got) != 2 {
 		t.Errorf("after the Work's records are forgotten, an event of its other object queued %v, want both Works", got)
+	}
+}
+
+// informerRemovals is a member cluster whose cache records the informers
+// the trackers stop.
+type informerRemovals struct {
+	cluster.Cluster
+	removed []string
+}
+
+func (m *informerRemovals) GetCache() cache.Cache { return removalCache{m: m} }
+
+type removalCache struct {
+	cache.Cache
+	m *informerRemovals
+}
+
+func (c removalCache) RemoveInformer(_ context.Context, obj client.Object) error {
+	c.m.removed = append(c.m.removed, obj.GetObjectKind().GroupVersionKind().Kind)
+	return nil
+}
+
+// The appliers of a member's homes of Work share its informers: a kind's
+// informer stays while a Work of any home uses it, and once none does it
+// stops, and no applier counts itself as watching it any more.
+func TestAppliersOfSeveralHomesShareTheMembersInformers(t *testing.T) {
+	ctx := context.Background()
+	member := &informerRemovals{}
+	kinds := NewKinds()
+	root := newTracker(kinds, nil, member, nil, "fleet-member-m1", "m1")
+	shard := newTracker(kinds, nil, member, nil, "fleet-member-m1", "m1")
+	configMap := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	secret := schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
+	root.watched.Insert(configMap)
+	shard.watched.Insert(configMap, secret)
+
+	if err := root.use(ctx, "root-work", sets.New(configMap)); err != nil {
+		t.Fatal(err)
+	}
+	if err := shard.use(ctx, "shard-work", sets.New(configMap, secret)); err != nil {
+		t.Fatal(err)
+	}
+	if err := root.forget(ctx, "root-work"); err != nil {
+		t.Fatal(err)
+	}
+	if len(member.removed) != 0 {
+		t.Fatalf("stopped %v while the other home's Work uses them", member.removed)
+	}
+	if err := shard.use(ctx, "shard-work", sets.New(secret)); err != nil {
+		t.Fatal(err)
+	}
+	if len(member.removed) != 1 || member.removed[0] != "ConfigMap" {
+		t.Fatalf("stopped %v once no Work uses ConfigMaps, want the ConfigMap informer alone", member.removed)
+	}
+	if root.watched.Has(configMap) || shard.watched.Has(configMap) {
+		t.Errorf("an applier still counts itself watching ConfigMaps after their informer stopped")
+	}
+	if !shard.watched.Has(secret) {
+		t.Errorf("the Secret watch went with the ConfigMap informer")
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
@@ -60,11 +59,7 @@ func (w *waiting) wake(changed, identity string) []string {
 
 // wakeSiblings maps a Work whose spec changed, or that came or went, to the
 // Works of its placement that wait for it.
-func (r *Reconciler) wakeSiblings(_ context.Context, obj client.Object) []reconcile.Request {
-	work, ok := obj.(*placementv1beta1.Work)
-	if !ok {
-		return nil
-	}
+func (r *Reconciler) wakeSiblings(_ context.Context, work *placementv1beta1.Work) []reconcile.Request {
 	var out []reconcile.Request
 	for _, name := range r.waiting.wake(work.Name, ownerOf(work).identity) {
 		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: work.Namespace, Name: name}})

@@ -126,13 +126,13 @@ type warningsReconciler struct {
 func (r *Reconciler) setupWarnings(mgr ctrl.Manager, works chan event.GenericEvent) error {
 	w := &warningsReconciler{applier: r, works: works, now: time.Now}
 	return ctrl.NewControllerManagedBy(mgr).
-		Named(WarningsControllerName).
+		Named(r.named(WarningsControllerName)).
 		WatchesRawSource(source.Kind(r.Member.GetCache(), &corev1.Event{}, &handler.TypedEnqueueRequestForObject[*corev1.Event]{},
 			predicate.NewTypedPredicateFuncs(func(e *corev1.Event) bool {
 				return e.Type == corev1.EventTypeWarning && !systemNamespaces[e.InvolvedObject.Namespace]
 			}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
-		Complete(metrics.Reconciler[ctrl.Request](WarningsControllerName, w))
+		Complete(metrics.Reconciler[ctrl.Request](r.named(WarningsControllerName), w))
 }
 
 // Reconcile records one Warning event against the placed object it is

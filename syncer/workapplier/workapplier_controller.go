@@ -19,7 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -43,15 +43,27 @@ const ControllerName = "fleet-work-applier"
 // before it waits for the work applier to take them.
 const warnedBuffer = 1024
 
-// Reconciler applies Works. Hub is the client of the hub workspace (cached,
-// scoped to the member's namespace) and HubReader reads its API server
-// directly; Member is the member cluster.
+// Reconciler applies the Works of one home of Work: the hub workspace the
+// syncer joined (root:fleet), or, on a hub of several shards, a shard's
+// works workspace. Hub is the client of the home (cached, scoped to the
+// member's namespace) and HubReader reads its API server directly; Member
+// is the member cluster.
 type Reconciler struct {
 	Hub        client.Client
 	HubReader  client.Reader
 	Member     cluster.Cluster
 	MemberName string
 	Namespace  string
+	// Home names the home: empty for the hub workspace the syncer joined,
+	// the shard's name for a shard's works workspace. It tells the
+	// appliers' controllers apart.
+	Home string
+	// Membership reads the member's InternalMemberCluster in the hub
+	// workspace the syncer joined (cached); nil reads it from Hub.
+	Membership client.Reader
+	// Kinds is shared by the member's appliers, one per home; nil gives
+	// this one its own.
+	Kinds *Kinds
 
 	tracker   *tracker
 	waiting   waiting
@@ -59,22 +71,38 @@ type Reconciler struct {
 	warnings  memberWarnings
 }
 
-// SetupWithManager registers the controller on the hub manager. Member-side
-// changes of applied objects reach it through watches the tracker adds as
-// kinds are first applied.
+// SetupWithManager registers the applier of the Works in the hub workspace
+// of mgr, the one the syncer joined.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return r.SetupWithHome(mgr, mgr, mgr.GetCache())
+}
+
+// SetupWithHome registers, on mgr, the applier of the Works in home; it
+// follows the member's InternalMemberCluster in membership (the cache of
+// the hub workspace the syncer joined). Member-side changes of applied
+// objects reach it through watches the tracker adds as kinds are first
+// applied.
+func (r *Reconciler) SetupWithHome(mgr ctrl.Manager, home cluster.Cluster, membership cache.Cache) error {
+	if r.Kinds == nil {
+		r.Kinds = NewKinds()
+	}
 	warned := make(chan event.GenericEvent, warnedBuffer)
+	works := func(h handler.TypedEventHandler[*placementv1beta1.Work, reconcile.Request], p ...predicate.TypedPredicate[*placementv1beta1.Work]) source.TypedSource[reconcile.Request] {
+		return source.Kind(home.GetCache(), &placementv1beta1.Work{}, h, p...)
+	}
+	generationChanged := predicate.TypedGenerationChangedPredicate[*placementv1beta1.Work]{}
 	c, err := ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
+		Named(r.named(ControllerName)).
 		// Our own status writes must not trigger another round.
-		For(&placementv1beta1.Work{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionStarted{}))).
+		WatchesRawSource(works(&handler.TypedEnqueueRequestForObject[*placementv1beta1.Work]{},
+			predicate.Or[*placementv1beta1.Work](generationChanged, deletionStarted{}))).
 		// Joining or leaving changes what every Work should do.
-		Watches(&clusterv1beta1.InternalMemberCluster{}, handler.EnqueueRequestsFromMapFunc(r.allWorks),
-			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WatchesRawSource(source.Kind(membership, &clusterv1beta1.InternalMemberCluster{},
+			handler.TypedEnqueueRequestsFromMapFunc(r.allWorks),
+			predicate.TypedGenerationChangedPredicate[*clusterv1beta1.InternalMemberCluster]{})).
 		// A Work waiting for its placement's other Works goes on when one
 		// of them changes.
-		Watches(&placementv1beta1.Work{}, handler.EnqueueRequestsFromMapFunc(r.wakeSiblings),
-			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WatchesRawSource(works(handler.TypedEnqueueRequestsFromMapFunc(r.wakeSiblings), generationChanged)).
 		// The member's warnings about a Work's objects are reported with
 		// its status.
 		WatchesRawSource(source.Channel(warned, &handler.EnqueueRequestForObject{})).
@@ -82,11 +110,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			MaxConcurrentReconciles: 4,
 			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, time.Minute),
 		}).
-		Build(metrics.Reconciler[reconcile.Request](ControllerName, r))
+		Build(metrics.Reconciler[reconcile.Request](r.named(ControllerName), r))
 	if err != nil {
 		return err
 	}
-	r.tracker = newTracker(c, r.Member, r.Hub, r.Namespace, r.MemberName)
+	r.tracker = newTracker(r.Kinds, c, r.Member, r.Hub, r.Namespace, r.MemberName)
 	if err := r.setupWarnings(mgr, warned); err != nil {
 		return err
 	}
@@ -95,14 +123,32 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return nil
 }
 
-// deletionStarted passes updates that set the deletion timestamp.
-type deletionStarted struct{ predicate.Funcs }
+// named is a controller's name for this applier's home.
+func (r *Reconciler) named(controller string) string {
+	if r.Home == "" {
+		return controller
+	}
+	return controller + "-" + r.Home
+}
 
-func (deletionStarted) Update(e event.UpdateEvent) bool {
+// membership reads the member's InternalMemberCluster.
+func (r *Reconciler) membership() client.Reader {
+	if r.Membership != nil {
+		return r.Membership
+	}
+	return r.Hub
+}
+
+// deletionStarted passes updates that set the deletion timestamp.
+type deletionStarted struct {
+	predicate.TypedFuncs[*placementv1beta1.Work]
+}
+
+func (deletionStarted) Update(e event.TypedUpdateEvent[*placementv1beta1.Work]) bool {
 	return e.ObjectOld.GetDeletionTimestamp().IsZero() && !e.ObjectNew.GetDeletionTimestamp().IsZero()
 }
 
-func (r *Reconciler) allWorks(ctx context.Context, _ client.Object) []reconcile.Request {
+func (r *Reconciler) allWorks(ctx context.Context, _ *clusterv1beta1.InternalMemberCluster) []reconcile.Request {
 	works := &placementv1beta1.WorkList{}
 	if err := r.Hub.List(ctx, works, client.InNamespace(r.Namespace)); err != nil {
 		return nil
@@ -245,7 +291,7 @@ func (r *Reconciler) reader() memberReader {
 // joined tells whether the hub currently wants this member in the fleet.
 func (r *Reconciler) joined(ctx context.Context) (bool, error) {
 	imc := &clusterv1beta1.InternalMemberCluster{}
-	err := r.Hub.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: r.MemberName}, imc)
+	err := r.membership().Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: r.MemberName}, imc)
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}

@@ -36,8 +36,14 @@ func (c *Cluster) startControlPlane(opts Options) error {
 	}
 	defer apiLog.Close()
 
-	// envtest creates only the directories it picks itself.
+	// envtest creates only the directories it picks itself. It issues the
+	// API server's certificates only into an empty one (finding them there,
+	// it knows no authority to trust and panics): a cluster started again
+	// on its state gets new ones, and a new kubeconfig below.
 	certDir := filepath.Join(opts.Dir, "certs")
+	if err := os.RemoveAll(certDir); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(certDir, 0o700); err != nil {
 		return err
 	}

@@ -100,9 +100,11 @@ func orDefault(value, def string) string {
 	return value
 }
 
+// createNodes creates the nodes; a cluster started again on its state has
+// them already, with what ran on them.
 func createNodes(ctx context.Context, cs kubernetes.Interface, nodes []*corev1.Node) error {
 	for _, n := range nodes {
-		if _, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+		if _, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating node %s: %w", n.Name, err)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/internal/workhomes"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
@@ -32,6 +33,9 @@ type fleet struct {
 	opts    options
 	members []*member
 	prof    *profiler
+	// shards are the processes of an embedded hub of several shards, nil
+	// for a hub of one.
+	shards *framework.ShardedHub
 }
 
 // in returns an admin config for the workspace at path.
@@ -144,6 +148,7 @@ func (f *fleet) join(ctx context.Context, res *results) error {
 			return err
 		}
 		delay := time.Duration(int64(f.opts.heartbeatSpread) * int64(i) / int64(len(f.members)))
+		m.homes = f.shards != nil
 		go m.run(ctx, delay, f.opts.heartbeat)
 	}
 	logf("waiting for every member to join (first heartbeats spread over %s)", f.opts.heartbeatSpread)
@@ -174,19 +179,44 @@ func (f *fleet) join(ctx context.Context, res *results) error {
 }
 
 // placements times new PickN placements, one after another, from creation
-// until Available on every picked cluster, in a team workspace. A
-// non-empty load names the figures of a fleet already carrying placements.
+// until Available on every picked cluster, in a team workspace; on a hub
+// of several shards, in a team workspace on each shard, whose figures end
+// in _on_<shard>. A non-empty load names the figures of a fleet already
+// carrying placements.
 func (f *fleet) placements(ctx context.Context, res *results, load string) error {
 	hub := &framework.Hub{Admin: f.admin}
-	path, err := hub.CreateTeamWorkspace(ctx, "scale-"+framework.RandomSuffix())
-	if err != nil {
-		return err
+	if f.shards == nil {
+		path, err := hub.CreateTeamWorkspace(ctx, "scale-"+framework.RandomSuffix())
+		if err != nil {
+			return err
+		}
+		return f.placementsIn(ctx, res, path, "root:fleet", load, "")
 	}
+	for i := range f.shards.Shards {
+		shard, home := shardName(i), "root:fleet"
+		if i > 0 {
+			home += ":" + workhomes.WorkspaceName(shard)
+		}
+		path, err := hub.CreateTeamWorkspaceOn(ctx, "scale-"+framework.RandomSuffix(), shard)
+		if err != nil {
+			return err
+		}
+		if err := f.placementsIn(ctx, res, path, home, load, "_on_"+shard); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// placementsIn times the placements in the team workspace at path, whose
+// shard keeps its Work in the workspace at home; where ends the figures'
+// names.
+func (f *fleet) placementsIn(ctx context.Context, res *results, path, home, load, where string) error {
 	c, err := client.NewWithWatch(f.in(path), client.Options{Scheme: scheme})
 	if err != nil {
 		return err
 	}
-	platform, err := client.NewWithWatch(f.in("root:fleet"), client.Options{Scheme: scheme})
+	platform, err := client.NewWithWatch(f.in(home), client.Options{Scheme: scheme})
 	if err != nil {
 		return err
 	}
@@ -207,6 +237,7 @@ func (f *fleet) placements(ctx context.Context, res *results, load string) error
 		figure += "_" + load
 		kubefleet = map[string]string{"p90": "21 (KubeFleet's report, 1,000 placements present)"}
 	}
+	figure += where
 	profiled := f.prof.cpu(ctx, figure, 30*time.Second)
 	for i := 0; i < f.opts.samples; i++ {
 		crp := &placementv1beta1.ClusterResourcePlacement{

@@ -165,7 +165,11 @@ const quietAfterLoad = 3 * time.Minute
 // workspace, and times PickN placements again in a new workspace.
 func (f *fleet) tenancy(ctx context.Context, h *framework.Hub, res *results) error {
 	time.Sleep(settle)
-	before, _ := rssOf(h.Pid())
+	processes := f.hubProcesses()
+	before := make([]int64, len(processes))
+	for i, p := range processes {
+		before[i], _ = rssOf(p.pid())
+	}
 	_, took, err := f.newLoad(ctx, h, "team", f.opts.teams, f.opts.teamPick, 1)
 	if err != nil {
 		return err
@@ -173,9 +177,13 @@ func (f *fleet) tenancy(ctx context.Context, h *framework.Hub, res *results) err
 	res.add("teams_available", took.Seconds(), "s", "", fmt.Sprintf("%d team workspaces created, each with a PickN(%d) placement, until all Available", f.opts.teams, f.opts.teamPick))
 	logf("letting the hub settle for %s", settle)
 	time.Sleep(settle)
-	if after, err := rssOf(h.Pid()); err == nil && before > 0 {
-		res.add("hub_rss_per_workspace", float64(after-before)/float64(f.opts.teams)/1e6, "MB", "3-4 (kcp's own figure per workspace)",
-			fmt.Sprintf("hub resident memory growth over %d team workspaces with a placement each, after %s settling", f.opts.teams, settle))
+	for i, p := range processes {
+		after, err := rssOf(p.pid())
+		if err != nil || before[i] == 0 {
+			continue
+		}
+		res.add("hub_rss_per_workspace"+p.suffix, float64(after-before[i])/float64(f.opts.teams)/1e6, "MB", "3-4 (kcp's own figure per workspace)",
+			fmt.Sprintf("hub resident memory growth over %d team workspaces with a placement each (all shards' workspaces counted), after %s settling", f.opts.teams, settle))
 	}
 	if err := f.placements(ctx, res, fmt.Sprintf("after_%d_teams", f.opts.teams)); err != nil {
 		return err

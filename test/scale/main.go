@@ -54,6 +54,7 @@ type options struct {
 	teams           int
 	teamPick        int
 	settleRestarted bool
+	shards          int
 	hubArgs         []string
 }
 
@@ -75,6 +76,7 @@ func main() {
 	flag.IntVar(&o.teams, "teams", 0, "then create this many team workspaces with one PickN(--team-pick) placement each, read the hub's memory growth per workspace and time PickN placements again in a new workspace")
 	flag.BoolVar(&o.settleRestarted, "settle-restarted", true, "after the --load restart's figures, leave the restarted hub quiet and read its memory again (hub_rss_restarted_settled; about 3 minutes more)")
 	flag.IntVar(&o.teamPick, "team-pick", 10, "numberOfClusters of each --teams placement")
+	flag.IntVar(&o.shards, "shards", 1, "run the embedded hub as this many kcp shards behind a front-proxy (2 or more); the PickN placements are timed in a workspace on each shard, and each shard's memory is read")
 	flag.Func("hub-arg", "a further fleet-hub start flag for the embedded hub (repeatable), e.g. --hub-arg=--watch-cache=false", func(s string) error {
 		o.hubArgs = append(o.hubArgs, s)
 		return nil
@@ -95,7 +97,7 @@ func logf(format string, args ...any) {
 }
 
 func run(ctx context.Context, o options) (err error) {
-	h, dir, stopHub, err := hub(ctx, o)
+	h, shards, dir, stopHub, err := hub(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -109,7 +111,7 @@ func run(ctx context.Context, o options) (err error) {
 	// The members stop before the hub does.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	f := &fleet{admin: h.Admin, opts: o, prof: &profiler{hub: h, dir: o.profileDir}}
+	f := &fleet{admin: h.Admin, opts: o, prof: &profiler{hub: h, dir: o.profileDir}, shards: shards}
 	res := &results{}
 	if o.realMembers > 0 {
 		if h.Pid() == 0 {
@@ -157,50 +159,100 @@ func run(ctx context.Context, o options) (err error) {
 	return res.write(o.out)
 }
 
-// memory records the embedded hub's resident memory.
+// memory records the embedded hub's resident memory, each shard's as
+// name_<shard> on a hub of several.
 func (f *fleet) memory(res *results, name, kubefleet, note string) {
-	if pid := f.prof.hub.Pid(); pid != 0 {
-		if rss, err := rssOf(pid); err == nil {
-			res.add(name, float64(rss)/1e6, "MB", kubefleet, note)
+	for _, s := range f.hubProcesses() {
+		if rss, err := rssOf(s.pid()); err == nil && s.pid() != 0 {
+			res.add(name+s.suffix, float64(rss)/1e6, "MB", kubefleet, note)
 		}
 	}
 }
 
+// hubProcess is one process of the embedded hub: the hub, or a shard.
+type hubProcess struct {
+	// suffix names its figures: empty for a hub of one shard, _<shard>
+	// for a shard of several.
+	suffix string
+	pid    func() int
+}
+
+// hubProcesses are the embedded hub's processes: the hub, or each shard.
+func (f *fleet) hubProcesses() []hubProcess {
+	if f.shards == nil {
+		return []hubProcess{{pid: f.prof.hub.Pid}}
+	}
+	var out []hubProcess
+	for i, s := range f.shards.Shards {
+		out = append(out, hubProcess{suffix: "_" + shardName(i), pid: s.Pid})
+	}
+	return out
+}
+
+// shardName is the name StartShardedHub gives its i-th shard.
+func shardName(i int) string {
+	if i == 0 {
+		return "root"
+	}
+	return fmt.Sprintf("shard-%d", i)
+}
+
 // hub returns the hub under test (its Admin config is for the kcp base
-// URL; Pid is 0 for an external hub), the state directory of an embedded
-// one, and how to stop it (a temporary state directory goes unless the run
-// failed).
-func hub(ctx context.Context, o options) (*framework.Hub, string, func(failed bool), error) {
+// URL; Pid is 0 for an external hub), its shards when it runs on several,
+// the state directory of an embedded one, and how to stop it (a temporary
+// state directory goes unless the run failed).
+func hub(ctx context.Context, o options) (*framework.Hub, *framework.ShardedHub, string, func(failed bool), error) {
 	if o.kubeconfig != "" {
 		cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
 		if err != nil {
-			return nil, "", nil, err
+			return nil, nil, "", nil, err
 		}
 		cfg.Host = framework.BaseURL(cfg.Host)
-		return &framework.Hub{Admin: cfg}, "", func(bool) {}, nil
+		return &framework.Hub{Admin: cfg}, nil, "", func(bool) {}, nil
 	}
 	dir := o.dir
 	if dir == "" {
 		var err error
 		if dir, err = os.MkdirTemp("", "fleet-scale-"); err != nil {
-			return nil, "", nil, err
+			return nil, nil, "", nil, err
 		}
 	}
 	logf("starting the hub (state in %s)", dir)
-	h, err := framework.StartHub(ctx, framework.HubOptions{RootDir: filepath.Join(dir, "hub"), Args: o.hubArgs})
+	h, shards, err := startHub(ctx, o, dir)
 	if err != nil {
-		if h != nil { // started, never ready
+		logf("the hub's state is kept in %s", dir)
+		return nil, nil, "", nil, err
+	}
+	return h, shards, dir, func(failed bool) {
+		if shards != nil {
+			_ = shards.Stop() // the front-proxy too
+		} else {
 			_ = h.Stop()
 		}
-		logf("the hub's state is kept in %s", dir)
-		return nil, "", nil, err
-	}
-	return h, dir, func(failed bool) {
-		_ = h.Stop()
 		if o.dir != "" || failed {
 			logf("the hub's state is kept in %s", dir)
 			return
 		}
 		_ = os.RemoveAll(dir)
 	}, nil
+}
+
+// startHub starts the embedded hub: one process, or o.shards shards
+// behind a front-proxy.
+func startHub(ctx context.Context, o options, dir string) (*framework.Hub, *framework.ShardedHub, error) {
+	if o.shards > 1 {
+		shards, err := framework.StartShardedHub(ctx, framework.ShardedHubOptions{Dir: dir, Shards: o.shards, Args: o.hubArgs})
+		if err != nil {
+			return nil, nil, err
+		}
+		return shards.Hub(), shards, nil
+	}
+	h, err := framework.StartHub(ctx, framework.HubOptions{RootDir: filepath.Join(dir, "hub"), Args: o.hubArgs})
+	if err != nil {
+		if h != nil { // started, never ready
+			_ = h.Stop()
+		}
+		return nil, nil, err
+	}
+	return h, nil, nil
 }

@@ -24,6 +24,8 @@ import (
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/controllers/common/managedfields"
+	"github.com/fleetplane/fleetplane/internal/workhomes"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 // member is a simulated member cluster: a lightweight agent that talks to
@@ -34,15 +36,29 @@ type member struct {
 	name   string
 	labels map[string]string
 	nodes  int
-	// hub is a client of root:fleet with the member's token.
+	// hub is a client of root:fleet with the member's token, and cfg its
+	// config.
 	hub client.WithWatch
+	cfg *rest.Config
 	// writes writes to the hub as a syncer does (without managed fields).
+	writes client.Client
+	// imc is the InternalMemberCluster as last written, nil to read it.
+	imc *clusterv1beta1.InternalMemberCluster
+	// homes says that the hub runs on several shards, whose homes of
+	// Work the member follows.
+	homes bool
+}
+
+// home is where the member reads and acknowledges Work: root:fleet, or a
+// shard's home of Work.
+type home struct {
+	name  string
+	watch client.WithWatch
+	// writes writes as a syncer does (without managed fields).
 	writes client.Client
 	// superseded are versions of Works this member wrote and then wrote
 	// again before their watch events came.
 	superseded map[string]struct{}
-	// imc is the InternalMemberCluster as last written, nil to read it.
-	imc *clusterv1beta1.InternalMemberCluster
 }
 
 func (m *member) namespace() string { return fmt.Sprintf(clusterv1beta1.NamespaceNameFormat, m.name) }
@@ -67,8 +83,12 @@ func (m *member) connect(hub *rest.Config, token string) error {
 	if err != nil {
 		return err
 	}
-	m.hub, m.writes, m.superseded = c, managedfields.Dropping(c), map[string]struct{}{}
+	m.hub, m.cfg, m.writes = c, cfg, managedfields.Dropping(c)
 	return nil
+}
+
+func newHome(name string, c client.WithWatch) *home {
+	return &home{name: name, watch: c, writes: managedfields.Dropping(c), superseded: map[string]struct{}{}}
 }
 
 // run heart-beats from after delay and acknowledges Work until ctx ends.
@@ -78,7 +98,10 @@ func (m *member) run(ctx context.Context, delay, period time.Duration) {
 		return
 	case <-time.After(delay):
 	}
-	go m.acknowledgeWork(ctx)
+	go m.acknowledgeWork(ctx, newHome("root:fleet", m.hub))
+	if m.homes {
+		go m.followHomes(ctx)
+	}
 	// Until the hub has set the member up (its InternalMemberCluster and
 	// the credential's rights), heartbeats are retried as a syncer retries
 	// its failed reconciles: after a second, doubling up to ten; then once
@@ -146,11 +169,11 @@ func (m *member) heartbeat(ctx context.Context) error {
 // the syncer's informer does, and starts over with every Work only when
 // the hub no longer has that version. A watch that fails or ends at once
 // is retried with the informer's backoff, not at once.
-func (m *member) acknowledgeWork(ctx context.Context) {
+func (m *member) acknowledgeWork(ctx context.Context, h *home) {
 	seen := ""
 	backoff := watchBackoff()
 	for ctx.Err() == nil {
-		w, err := m.hub.Watch(ctx, &placementv1beta1.WorkList{}, client.InNamespace(m.namespace()),
+		w, err := h.watch.Watch(ctx, &placementv1beta1.WorkList{}, client.InNamespace(m.namespace()),
 			&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: seen, AllowWatchBookmarks: true}})
 		if err != nil {
 			sleep(ctx, backoff.Step())
@@ -173,8 +196,8 @@ func (m *member) acknowledgeWork(ctx context.Context) {
 			if ev.Type == watch.Deleted || ev.Type == watch.Bookmark {
 				continue
 			}
-			if err := m.handle(ctx, work); err != nil && ctx.Err() == nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
-				logf("%s: acknowledging Work %s: %v", m.name, work.Name, err)
+			if err := h.handle(ctx, work); err != nil && ctx.Err() == nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+				logf("%s: acknowledging Work %s in %s: %v", m.name, work.Name, h.name, err)
 			}
 		}
 		w.Stop()
@@ -202,35 +225,35 @@ func sleep(ctx context.Context, d time.Duration) {
 
 // handle makes the writes a syncer makes for one state of a Work. A
 // conflict is left to the watch event of the newer version.
-func (m *member) handle(ctx context.Context, work *placementv1beta1.Work) error {
+func (h *home) handle(ctx context.Context, work *placementv1beta1.Work) error {
 	if !work.DeletionTimestamp.IsZero() {
 		if controllerutil.RemoveFinalizer(work, placementv1beta1.WorkFinalizer) {
-			return m.writes.Update(ctx, work)
+			return h.writes.Update(ctx, work)
 		}
 		return nil
 	}
-	if _, ok := m.superseded[work.ResourceVersion]; ok {
-		delete(m.superseded, work.ResourceVersion)
+	if _, ok := h.superseded[work.ResourceVersion]; ok {
+		delete(h.superseded, work.ResourceVersion)
 		return nil
 	}
 	if controllerutil.AddFinalizer(work, placementv1beta1.WorkFinalizer) {
-		if err := m.writes.Update(ctx, work); err != nil {
+		if err := h.writes.Update(ctx, work); err != nil {
 			return err
 		}
 		// The status is written next: the event of this version is stale.
-		m.superseded[work.ResourceVersion] = struct{}{}
+		h.superseded[work.ResourceVersion] = struct{}{}
 	}
 	if acknowledged(work) {
 		return nil
 	}
-	return m.acknowledge(ctx, work)
+	return h.acknowledge(ctx, work)
 }
 
 func acknowledged(w *placementv1beta1.Work) bool {
 	return trueAt(w.Status.Conditions, placementv1beta1.WorkConditionTypeAvailable, w.Generation)
 }
 
-func (m *member) acknowledge(ctx context.Context, work *placementv1beta1.Work) error {
+func (h *home) acknowledge(ctx context.Context, work *placementv1beta1.Work) error {
 	gen := work.Generation
 	cond := func(t, reason string) metav1.Condition {
 		return metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: reason, ObservedGeneration: gen, LastTransitionTime: metav1.Now()}
@@ -254,5 +277,44 @@ func (m *member) acknowledge(ctx context.Context, work *placementv1beta1.Work) e
 		})
 	}
 	work.Status = st
-	return m.writes.Status().Update(ctx, work)
+	return h.writes.Status().Update(ctx, work)
+}
+
+// followHomes acknowledges, as a syncer does, the Work of each shard's
+// home the hub names (on a hub of several shards), with the token it
+// gives, from the moment it names it.
+func (m *member) followHomes(ctx context.Context) {
+	started := map[string]bool{}
+	backoff := watchBackoff()
+	for ctx.Err() == nil {
+		w, err := m.hub.Watch(ctx, &corev1.SecretList{}, client.InNamespace(m.namespace()), client.HasLabels{workhomes.Label})
+		if err != nil {
+			sleep(ctx, backoff.Step())
+			continue
+		}
+		for ev := range w.ResultChan() {
+			secret, ok := ev.Object.(*corev1.Secret)
+			if !ok || ev.Type == watch.Deleted {
+				continue
+			}
+			h, err := workhomes.FromSecret(secret)
+			if err != nil || started[h.Shard] {
+				continue
+			}
+			cfg := rest.CopyConfig(m.cfg)
+			cfg.Host = framework.BaseURL(cfg.Host) + "/clusters/" + h.Cluster
+			if h.Token != "" {
+				cfg.BearerToken = h.Token
+			}
+			c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+			if err != nil {
+				logf("%s: the home of shard %s: %v", m.name, h.Shard, err)
+				continue
+			}
+			started[h.Shard] = true
+			go m.acknowledgeWork(ctx, newHome("shard "+h.Shard, c))
+		}
+		w.Stop()
+		sleep(ctx, backoff.Step())
+	}
 }

@@ -11,8 +11,10 @@ import (
 	apisv1alpha2 "github.com/kcp-dev/kcp/sdk/apis/apis/v1alpha2"
 	"github.com/kcp-dev/kcp/sdk/apis/core"
 	corev1alpha1 "github.com/kcp-dev/kcp/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/kcp/sdk/apis/tenancy/v1alpha1"
 	kcpclient "github.com/kcp-dev/kcp/sdk/client/clientset/versioned"
 	"github.com/kcp-dev/logicalcluster/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
@@ -22,6 +24,7 @@ import (
 
 	fleetconfig "github.com/fleetplane/fleetplane/config/fleet"
 	rootconfig "github.com/fleetplane/fleetplane/config/root"
+	"github.com/fleetplane/fleetplane/internal/workhomes"
 )
 
 // adminUser is kcp's admin identity. Workspaces must be created by a real user,
@@ -149,4 +152,52 @@ func Bootstrapped(ctx context.Context, fleet *rest.Config) error {
 		}
 		return true, nil
 	})
+}
+
+// WorkHome makes sure the works workspace of a shard other than root exists
+// and serves Work, and returns its logical cluster: root:fleet:works-<shard>,
+// placed on that shard. The shard's controllers keep the Works of the team
+// workspaces it holds there, so that a rollout never waits on the root
+// shard, which WorkHome alone needs (at every start). fleet is a privileged
+// config of root:fleet on the root shard, loopback the shard's own.
+func WorkHome(ctx context.Context, fleet, loopback *rest.Config, shard string) (logicalcluster.Name, error) {
+	fleetAdmin := rest.CopyConfig(fleet)
+	fleetAdmin.Impersonate = adminUser
+	c, err := kcpclient.NewForConfig(fleetAdmin)
+	if err != nil {
+		return "", err
+	}
+	name := workhomes.WorkspaceName(shard)
+	ws := &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: tenancyv1alpha1.WorkspaceSpec{
+		Type:     &tenancyv1alpha1.WorkspaceTypeReference{Name: "universal", Path: core.RootCluster.String()},
+		Location: &tenancyv1alpha1.WorkspaceLocation{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"name": shard}}},
+	}}
+	if _, err := c.TenancyV1alpha1().Workspaces().Create(ctx, ws, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", fmt.Errorf("creating the works workspace %s:%s: %w", fleetconfig.Path, name, err)
+	}
+	var cluster logicalcluster.Name
+	err = poll(ctx, fmt.Sprintf("workspace %s:%s to become Ready", fleetconfig.Path, name), func(ctx context.Context) (bool, error) {
+		ws, err := c.TenancyV1alpha1().Workspaces().Get(ctx, name, metav1.GetOptions{})
+		if err != nil || ws.Status.Phase != corev1alpha1.LogicalClusterPhaseReady {
+			return false, err
+		}
+		cluster = logicalcluster.Name(ws.Spec.Cluster)
+		return true, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	admin := rest.CopyConfig(loopback)
+	admin.Impersonate = adminUser
+	home, err := newClients(admin, cluster.Path())
+	if err != nil {
+		return "", err
+	}
+	err = poll(ctx, fmt.Sprintf("the Work API in %s:%s", fleetconfig.Path, name), func(ctx context.Context) (bool, error) {
+		if err := fleetconfig.BootstrapWorkHome(ctx, home.discovery, home.dynamic); err != nil {
+			return false, err
+		}
+		return bindingBound(ctx, home.kcp, fleetconfig.PlacementExport)
+	})
+	return cluster, err
 }

@@ -108,7 +108,7 @@ a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconf
 			ctrlOpts.OtherShardsKubeconfig = opts.Shard.FrontProxyKubeconfig(opts.RootDir)
 			if !opts.Shard.Root() {
 				klog.FromContext(ctx).Info("starting a shard of a hub of several", "shard", opts.Shard.Name, "rootShard", opts.Shard.RootShardURL)
-				ctrlOpts.HoldsFleet = false
+				ctrlOpts.HoldsFleet, ctrlOpts.ShardName = false, opts.Shard.Name
 				return server.Run(ctx, opts, func(ctx context.Context, loopback *rest.Config) error {
 					return startShardControllers(ctx, loopback, server.RootShardKubeconfig(opts.RootDir), ctrlOpts, teams)
 				})

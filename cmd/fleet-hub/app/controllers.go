@@ -13,6 +13,7 @@ import (
 	kcptenancyv1alpha1 "github.com/kcp-dev/kcp/sdk/apis/tenancy/v1alpha1"
 	"github.com/kcp-dev/logicalcluster/v3"
 	"github.com/kcp-dev/multicluster-provider/apiexport"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,6 +26,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
@@ -50,6 +52,7 @@ import (
 	"github.com/fleetplane/fleetplane/controllers/updaterun"
 	"github.com/fleetplane/fleetplane/controllers/workgenerator"
 	"github.com/fleetplane/fleetplane/controllers/workloadreport"
+	"github.com/fleetplane/fleetplane/internal/workhomes"
 	"github.com/fleetplane/fleetplane/metrics"
 	"github.com/fleetplane/fleetplane/workspaces/bootstrap"
 	"github.com/fleetplane/fleetplane/workspaces/clients"
@@ -89,6 +92,12 @@ type controllerOptions struct {
 	// shard through the front-proxy; the controllers read the workspaces
 	// above this shard's there.
 	OtherShardsKubeconfig string
+	// WorkHome, on a shard other than root, is the logical cluster of
+	// its works workspace, where it keeps the Work of the team workspaces
+	// it holds (see bootstrap.WorkHome); empty keeps it in root:fleet.
+	WorkHome logicalcluster.Name
+	// ShardName names this shard.
+	ShardName string
 }
 
 // usagePublishInterval is how often each team's usage shown on its
@@ -171,16 +180,26 @@ func startControllers(ctx context.Context, loopback, fleet *rest.Config, opts co
 	metrics.CountRequests(loopback, "hub")
 	fleetCfg := inFleet(fleet)
 	metrics.CountRequests(fleetCfg, "hub")
+	fleetCache := cache.Options{DefaultTransform: cacheTransform}
+	if opts.WorkHome != "" {
+		// Of root:fleet's Secrets, this shard writes and reads its
+		// homes' (WorkHomeReconciler).
+		fleetCache.ByObject = map[client.Object]cache.ByObject{&corev1.Secret{}: {Label: workhomes.Selector()}}
+	}
 	mgr, err := ctrl.NewManager(fleetCfg, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Logger:                 logger,
 		NewClient:              managedfields.NewClient,
-		Cache:                  cache.Options{DefaultTransform: cacheTransform},
+		Cache:                  fleetCache,
 	})
 	if err != nil {
 		return fmt.Errorf("creating the controller manager for %s: %w", fleetconfig.Path, err)
+	}
+	home, err := workHome(loopback, mgr, scheme, opts)
+	if err != nil {
+		return err
 	}
 	vwCfg, err := placementVirtualWorkspace(ctx, loopback, fleetCfg, scheme)
 	if err != nil {
@@ -201,7 +220,7 @@ func startControllers(ctx context.Context, loopback, fleet *rest.Config, opts co
 	if err := placements.AddIndexes(ctx, mcMgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	if err := works.Index(ctx, mgr.GetFieldIndexer()); err != nil {
+	if err := works.Index(ctx, home.GetFieldIndexer()); err != nil {
 		return err
 	}
 	workspaces := clients.NewFactory(loopback, scheme)
@@ -225,7 +244,7 @@ func startControllers(ctx context.Context, loopback, fleet *rest.Config, opts co
 			return err
 		}
 	}
-	if err := setupControllers(mcMgr, workspaces, opts, changes); err != nil {
+	if err := setupControllers(mcMgr, home, workspaces, opts, changes); err != nil {
 		return err
 	}
 	profiles := &clusterprofile.Reconciler{Fleet: mgr.GetClient(), Workspaces: workspaces}
@@ -253,6 +272,31 @@ func startControllers(ctx context.Context, loopback, fleet *rest.Config, opts co
 	return nil
 }
 
+// workHome is where this shard keeps Work: root:fleet (the manager's
+// cluster), or, on a shard other than root, its works workspace, whose
+// cache and client then run with mgr and whose members' places there a
+// WorkHomeReconciler keeps.
+func workHome(loopback *rest.Config, mgr ctrl.Manager, scheme *runtime.Scheme, opts controllerOptions) (cluster.Cluster, error) {
+	if opts.WorkHome == "" {
+		return mgr, nil
+	}
+	cfg := rest.CopyConfig(loopback)
+	cfg.Host += opts.WorkHome.Path().RequestPath()
+	home, err := cluster.New(cfg, func(o *cluster.Options) {
+		o.Scheme = scheme
+		o.NewClient = managedfields.NewClient
+		o.Cache.DefaultTransform = cacheTransform
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to this shard's works workspace %s: %w", opts.WorkHome, err)
+	}
+	if err := mgr.Add(home); err != nil {
+		return nil, err
+	}
+	homes := &membercluster.WorkHomeReconciler{Fleet: mgr.GetClient(), Home: home, Shard: opts.ShardName, Cluster: opts.WorkHome.String()}
+	return home, homes.SetupWithManager(mgr)
+}
+
 // inFleet is cfg at root:fleet.
 func inFleet(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
@@ -277,7 +321,7 @@ func setupFleetControllers(local ctrl.Manager, opts controllerOptions) error {
 	return (&clustergrant.Reconciler{Client: local.GetClient()}).SetupWithManager(local)
 }
 
-func setupControllers(mgr mcmanager.Manager, workspaces *clients.Factory, opts controllerOptions, changes *resourcechange.Detector) error {
+func setupControllers(mgr mcmanager.Manager, home cluster.Cluster, workspaces *clients.Factory, opts controllerOptions, changes *resourcechange.Detector) error {
 	local := mgr.GetLocalManager()
 	if err := (&eviction.Reconciler{Manager: mgr, Workspaces: workspaces}).SetupWithManager(mgr); err != nil {
 		return err
@@ -301,14 +345,14 @@ func setupControllers(mgr mcmanager.Manager, workspaces *clients.Factory, opts c
 		if err := (&updaterun.Reconciler{Manager: mgr, Workspaces: workspaces, Fleet: local.GetClient(), Scope: scope}).SetupWithManager(mgr); err != nil {
 			return err
 		}
-		if err := (&workgenerator.Reconciler{Manager: mgr, Fleet: local.GetClient(), Workspaces: workspaces, Scope: scope,
+		if err := (&workgenerator.Reconciler{Manager: mgr, Fleet: local.GetClient(), Home: home, Workspaces: workspaces, Scope: scope,
 			TeamReservedNamespaces: opts.TeamReservedNamespaces}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 		if !opts.WorkloadReports {
 			continue
 		}
-		if err := (&workloadreport.Reconciler{Manager: mgr, Fleet: local.GetClient(), Workspaces: workspaces, Scope: scope}).SetupWithManager(mgr); err != nil {
+		if err := (&workloadreport.Reconciler{Manager: mgr, Home: home, Workspaces: workspaces, Scope: scope}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +21,7 @@ import (
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/hub"
+	"github.com/fleetplane/fleetplane/internal/workhomes"
 )
 
 type drainOptions struct {
@@ -83,7 +85,7 @@ func (o *drainOptions) drain(ctx context.Context, member string) error {
 	if err != nil {
 		return err
 	}
-	all, err := placementsOn(ctx, fleet, member)
+	all, err := o.placementsOn(ctx, fleet, member)
 	if err != nil {
 		return err
 	}
@@ -118,16 +120,17 @@ func (o *drainOptions) drain(ctx context.Context, member string) error {
 }
 
 // placementsOn lists the placements with Work for the member, from the
-// Work in its namespace of root:fleet, which names each Work's workspace.
-func placementsOn(ctx context.Context, fleet *hub.Workspace, member string) ([]placed, error) {
-	works := &placementv1beta1.WorkList{}
+// Work in its namespace of root:fleet and of each shard's home of Work,
+// which names each Work's workspace.
+func (o *drainOptions) placementsOn(ctx context.Context, fleet *hub.Workspace, member string) ([]placed, error) {
 	ns := fmt.Sprintf(clusterv1beta1.NamespaceNameFormat, member)
-	if err := fleet.List(ctx, works, client.InNamespace(ns)); err != nil {
-		return nil, fmt.Errorf("listing the Work of %s in %s: %w", member, hub.FleetPath, err)
+	works, err := o.worksOf(ctx, fleet, ns)
+	if err != nil {
+		return nil, err
 	}
 	seen := map[placed]bool{}
 	var out []placed
-	for _, w := range works.Items {
+	for _, w := range works {
 		name := w.Labels[placementv1beta1.PlacementTrackingLabel]
 		path := w.Annotations[placementv1beta1.WorkspacePathAnnotation]
 		if path == "" {
@@ -141,6 +144,35 @@ func placementsOn(ctx context.Context, fleet *hub.Workspace, member string) ([]p
 		out = append(out, p)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out, nil
+}
+
+// worksOf lists the Work in namespace ns of root:fleet and of every home of
+// Work the member's syncer is told of there (on a hub of several shards).
+func (o *drainOptions) worksOf(ctx context.Context, fleet *hub.Workspace, ns string) ([]placementv1beta1.Work, error) {
+	works := &placementv1beta1.WorkList{}
+	if err := fleet.List(ctx, works, client.InNamespace(ns)); err != nil {
+		return nil, fmt.Errorf("listing the Work in %s of %s: %w", ns, hub.FleetPath, err)
+	}
+	out := works.Items
+	homes := &corev1.SecretList{}
+	if err := fleet.List(ctx, homes, client.InNamespace(ns), client.HasLabels{workhomes.Label}); err != nil {
+		return nil, fmt.Errorf("listing the shards' homes of Work in %s of %s: %w", ns, hub.FleetPath, err)
+	}
+	for i := range homes.Items {
+		home, err := workhomes.FromSecret(&homes.Items[i])
+		if err != nil {
+			return nil, err
+		}
+		ws, err := hub.At(o.flags, logicalcluster.NewPath(home.Cluster))
+		if err != nil {
+			return nil, err
+		}
+		if err := ws.List(ctx, works, client.InNamespace(ns)); err != nil {
+			return nil, fmt.Errorf("listing the Work in %s of shard %s's home of Work: %w", ns, home.Shard, err)
+		}
+		out = append(out, works.Items...)
+	}
 	return out, nil
 }
 

@@ -82,21 +82,27 @@ func (o *options) currentCommand() *cobra.Command {
 
 func (o *options) createCommand() *cobra.Command {
 	var (
-		wsType         string
-		enter          bool
-		ignoreExisting bool
+		wsType, location string
+		enter            bool
+		ignoreExisting   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "create <name>",
 		Short: "Create a workspace in the current workspace and wait until it is ready",
 		Example: `  kubectl fleet ws :root:teams && kubectl fleet ws create team-a --enter
-  kubectl fleet ws create platform-tools --type universal`,
+  kubectl fleet ws create platform-tools --type universal
+  kubectl fleet ws create team-b --location-selector name=shard-1   # on the shard named shard-1`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.create(cmd.Context(), args[0], wsType, enter, ignoreExisting)
+			ws, err := newWorkspace(args[0], wsType, location)
+			if err != nil {
+				return err
+			}
+			return o.create(cmd.Context(), ws, enter, ignoreExisting)
 		},
 	}
 	cmd.Flags().StringVar(&wsType, "type", "", "workspace type, [path:]name (default: the parent's default child type; fleet-team inside root:teams)")
+	cmd.Flags().StringVar(&location, "location-selector", "", "a label selector of the shards the workspace may land on, such as name=shard-1 (default: any shard kcp picks)")
 	cmd.Flags().BoolVar(&enter, "enter", false, "enter the workspace once it is ready")
 	cmd.Flags().BoolVar(&ignoreExisting, "ignore-existing", false, "succeed if the workspace already exists")
 	return cmd
@@ -207,7 +213,25 @@ func (o *options) checkExists(ctx context.Context, path logicalcluster.Path) err
 	return nil
 }
 
-func (o *options) create(ctx context.Context, name, wsType string, enter, ignoreExisting bool) error {
+// newWorkspace is the workspace create asks for: of the given type
+// ([path:]name) and on a shard matching the location selector, where set.
+func newWorkspace(name, wsType, location string) (*tenancyv1alpha1.Workspace, error) {
+	ws := &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if wsType != "" {
+		typePath, typeName := logicalcluster.NewPath(wsType).Split()
+		ws.Spec.Type = &tenancyv1alpha1.WorkspaceTypeReference{Path: typePath.String(), Name: tenancyv1alpha1.WorkspaceTypeName(typeName)}
+	}
+	if location != "" {
+		selector, err := metav1.ParseToLabelSelector(location)
+		if err != nil {
+			return nil, fmt.Errorf("--location-selector %q is not a label selector (such as name=shard-1): %w", location, err)
+		}
+		ws.Spec.Location = &tenancyv1alpha1.WorkspaceLocation{Selector: selector}
+	}
+	return ws, nil
+}
+
+func (o *options) create(ctx context.Context, ws *tenancyv1alpha1.Workspace, enter, ignoreExisting bool) error {
 	cfg, err := o.rawConfig()
 	if err != nil {
 		return err
@@ -220,11 +244,7 @@ func (o *options) create(ctx context.Context, name, wsType string, enter, ignore
 	if err != nil {
 		return err
 	}
-	ws := &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if wsType != "" {
-		typePath, typeName := logicalcluster.NewPath(wsType).Split()
-		ws.Spec.Type = &tenancyv1alpha1.WorkspaceTypeReference{Path: typePath.String(), Name: tenancyv1alpha1.WorkspaceTypeName(typeName)}
-	}
+	name := ws.Name
 	created, err := c.TenancyV1alpha1().Workspaces().Create(ctx, ws, metav1.CreateOptions{})
 	switch {
 	case apierrors.IsAlreadyExists(err) && ignoreExisting:

@@ -1,6 +1,6 @@
-// Package works finds the Works written for a binding in root:fleet: the
-// work generator writes and removes them, the workload report reads what
-// the members said in them.
+// Package works finds the Works written for a binding in the shard's home
+// of Work (root:fleet on a hub of one shard): the work generator writes and
+// removes them, the workload report reads what the members said in them.
 package works
 
 import (
@@ -10,6 +10,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+	mchandler "sigs.k8s.io/multicluster-runtime/pkg/handler"
+	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
@@ -106,4 +111,11 @@ func Identifier(w *placementv1beta1.Work, id placementv1beta1.WorkResourceIdenti
 			Namespace: w.Labels[placementv1beta1.EnvelopeNamespaceLabel], Type: placementv1beta1.EnvelopeType(t)}
 	}
 	return out
+}
+
+// Source is a controller's watch of the Works in home, the shard's home of
+// Work (see the hub's startControllers), for controllers of every
+// workspace: handler gets home as the event's cluster.
+func Source(home cluster.Cluster, handler mchandler.TypedEventHandlerFunc[client.Object, mcreconcile.Request], predicates ...predicate.Predicate) source.TypedSource[mcreconcile.Request] {
+	return source.TypedKind[client.Object, mcreconcile.Request](home.GetCache(), &placementv1beta1.Work{}, handler("", home), predicates...)
 }

@@ -97,7 +97,7 @@ func (p *FrontProxy) waitRouting(ctx context.Context) error {
 
 // Hub is the hub seen through the front-proxy, as its clients see it.
 func (p *FrontProxy) Hub() *Hub {
-	return &Hub{opts: HubOptions{RootDir: p.opts.RootDir}, Admin: p.Admin}
+	return &Hub{opts: HubOptions{RootDir: p.opts.RootDir}, Admin: p.Admin, port: p.opts.Port}
 }
 
 // KubeconfigPath is the hub admin's kubeconfig at the front-proxy.
@@ -117,4 +117,5 @@ func (p *FrontProxy) Stop() {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		<-p.exited
 	}
+	p.cmd = nil
 }

@@ -72,6 +72,9 @@ type Hub struct {
 	LogPath     string
 	// Admin is an admin config for the kcp base URL (no workspace path).
 	Admin *rest.Config
+	// shards are the processes of a hub of several shards seen through
+	// its front-proxy (ShardedHub.Hub); the process methods act on them.
+	shards []*Hub
 }
 
 // StartHub starts fleet-hub on free ports and waits until /readyz is ok, which
@@ -135,6 +138,9 @@ func (h *Hub) launch(peerPort int) error {
 
 // Pid is the hub process's id, 0 when it is not running.
 func (h *Hub) Pid() int {
+	if h.shards != nil {
+		return h.shards[0].Pid()
+	}
 	if h.cmd == nil || h.cmd.Process == nil {
 		return 0
 	}
@@ -147,6 +153,9 @@ func (h *Hub) Addr() string { return "127.0.0.1:" + strconv.Itoa(h.port) }
 // MetricsURL is where the hub serves its Prometheus metrics; pprof is under
 // /debug/pprof/ next to it.
 func (h *Hub) MetricsURL() string {
+	if h.shards != nil {
+		return h.shards[0].MetricsURL()
+	}
 	return "http://127.0.0.1:" + strconv.Itoa(h.metricsPort) + "/metrics"
 }
 
@@ -259,6 +268,9 @@ func (h *Hub) ShardAdmin(cluster string) (*rest.Config, error) {
 
 // Stop sends SIGTERM and waits for a clean exit.
 func (h *Hub) Stop() error {
+	if h.shards != nil {
+		return (&ShardedHub{Shards: h.shards}).Stop()
+	}
 	if h.cmd == nil || h.cmd.Process == nil {
 		return nil
 	}
@@ -277,6 +289,9 @@ func (h *Hub) Stop() error {
 
 // Kill stops the hub with SIGKILL, as a crash would.
 func (h *Hub) Kill() {
+	for _, s := range h.shards {
+		s.Kill()
+	}
 	if h.cmd == nil || h.cmd.Process == nil {
 		return
 	}
@@ -304,6 +319,14 @@ func (h *Hub) RestartWith(ctx context.Context, args ...string) error {
 
 // Start starts a stopped hub again on its API and etcd client ports.
 func (h *Hub) Start(ctx context.Context) error {
+	for _, s := range h.shards {
+		if err := s.Start(ctx); err != nil {
+			return err
+		}
+	}
+	if h.shards != nil {
+		return nil
+	}
 	if err := h.Launch(); err != nil {
 		return err
 	}

@@ -30,7 +30,10 @@ func SuiteDir(prefix string) string {
 // Joined and healthy. Call it from BeforeSuite.
 func StartFleet(ctx context.Context, prefix string, hubArgs []string, specs []MemberSpec) (*Hub, []*Member) {
 	dir := SuiteDir(prefix)
-	return startFleet(ctx, dir, HubOptions{RootDir: filepath.Join(dir, "hub"), Args: hubArgs}, specs)
+	hub, err := StartHub(ctx, HubOptions{RootDir: filepath.Join(dir, "hub"), Args: hubArgs})
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(hub.Stop()).To(Succeed()) })
+	return hub, startMembers(ctx, dir, hub, specs)
 }
 
 // StartFleetOnEtcd is StartFleet with the hub's state in an etcd of its
@@ -40,15 +43,29 @@ func StartFleetOnEtcd(ctx context.Context, prefix string, hubArgs []string, spec
 	etcd, err := StartEtcd(ctx, filepath.Join(dir, "etcd"))
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	DeferCleanup(etcd.Stop)
-	hub, members := startFleet(ctx, dir, HubOptions{RootDir: filepath.Join(dir, "hub"), Args: hubArgs, EtcdServers: []string{etcd.ClientURL}}, specs)
-	return hub, members, etcd
+	hub, err := StartHub(ctx, HubOptions{RootDir: filepath.Join(dir, "hub"), Args: hubArgs, EtcdServers: []string{etcd.ClientURL}})
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(hub.Stop()).To(Succeed()) })
+	return hub, startMembers(ctx, dir, hub, specs), etcd
 }
 
-func startFleet(ctx context.Context, dir string, opts HubOptions, specs []MemberSpec) (*Hub, []*Member) {
-	hub, err := StartHub(ctx, opts)
-	ExpectWithOffset(2, err).NotTo(HaveOccurred())
-	DeferCleanup(func() { Expect(hub.Stop()).To(Succeed()) })
+// StartShardedFleet is StartFleet on a hub of the given number of shards
+// behind a front-proxy (see ShardedHub), each shard on its embedded etcd;
+// the members join through the front-proxy.
+func StartShardedFleet(ctx context.Context, prefix string, shards int, hubArgs []string, specs []MemberSpec) (*Hub, []*Member) {
+	dir := SuiteDir(prefix)
+	sharded, err := StartShardedHub(ctx, ShardedHubOptions{Dir: dir, Shards: shards, Args: hubArgs})
+	DeferCleanup(func() {
+		if sharded != nil {
+			Expect(sharded.Stop()).To(Succeed())
+		}
+	})
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	hub := sharded.Hub()
+	return hub, startMembers(ctx, dir, hub, specs)
+}
 
+func startMembers(ctx context.Context, dir string, hub *Hub, specs []MemberSpec) []*Member {
 	members, err := hub.StartMembers(ctx, dir, specs)
 	DeferCleanup(func() {
 		for _, m := range members {
@@ -60,7 +77,7 @@ func startFleet(ctx context.Context, dir string, opts HubOptions, specs []Member
 		ExpectWithOffset(2, hub.WaitMemberReady(ctx, m.Name)).To(Succeed())
 	}
 	GinkgoWriter.Printf("state of this run: %s\n", dir)
-	return hub, members
+	return members
 }
 
 // MemberNamed finds a member of the fleet by name, failing the spec if there

@@ -361,7 +361,7 @@ var _ = Describe("KubeFleet status: member agent conditions", func() {
 // memberWorks lists the Works of a workspace's placements for one member.
 func memberWorks(g Gomega, workspace, member string) []placementv1beta1.Work {
 	works := &placementv1beta1.WorkList{}
-	g.ExpectWithOffset(1, fleetClient().List(ctx(), works, client.InNamespace("fleet-member-"+member),
+	g.ExpectWithOffset(1, worksClient().List(ctx(), works, client.InNamespace("fleet-member-"+member),
 		client.MatchingLabels{placementv1beta1.WorkspaceLabel: workspace})).To(Succeed())
 	return works.Items
 }

@@ -70,7 +70,7 @@ var _ = Describe("Envelopes", func() {
 			expectOnlyOn(g, &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}}, "member-1", "member-2")
 			expectOnlyOn(g, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}}, "member-1", "member-2")
 			works := &placementv1beta1.WorkList{}
-			g.Expect(fleetClient().List(ctx(), works, client.InNamespace("fleet-member-member-1"), client.MatchingLabels{
+			g.Expect(worksClient().List(ctx(), works, client.InNamespace("fleet-member-member-1"), client.MatchingLabels{
 				placementv1beta1.EnvelopeNameLabel: name, placementv1beta1.EnvelopeTypeLabel: "ClusterResourceEnvelope",
 			})).To(Succeed())
 			g.Expect(works.Items).To(HaveLen(1), "one Work carries the envelope's objects")

@@ -53,6 +53,14 @@ func fleetClient() client.Client {
 	return c
 }
 
+// worksClient reads the Work of every home as the hub admin: root:fleet's,
+// and on a hub of several shards each further shard's.
+func worksClient() client.Reader {
+	c, err := hub.Works(scheme)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return c
+}
+
 func memberClient(name string) client.Client {
 	c, err := member(name).Client(scheme)
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())

@@ -30,7 +30,7 @@ var _ = Describe("Deleting a placement", func() {
 			expectOnlyOn(g, deployment(ns, "web", ""), "member-1", "member-2")
 			ws = t.logicalCluster(g, "app")
 			works := &placementv1beta1.WorkList{}
-			g.Expect(fleetClient().List(ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws})).To(Succeed())
+			g.Expect(worksClient().List(ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws})).To(Succeed())
 			g.Expect(works.Items).To(HaveLen(2))
 			// Internal objects keep none of the API server's field records.
 			bindings := &placementv1beta1.ClusterResourceBindingList{}
@@ -47,7 +47,7 @@ var _ = Describe("Deleting a placement", func() {
 		Eventually(func(g Gomega) {
 			expectGoneFrom(g, namespace(ns), allMembers()...)
 			works := &placementv1beta1.WorkList{}
-			g.Expect(fleetClient().List(ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws})).To(Succeed())
+			g.Expect(worksClient().List(ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws})).To(Succeed())
 			g.Expect(works.Items).To(BeEmpty())
 			bindings := &placementv1beta1.ClusterResourceBindingList{}
 			g.Expect(t.c.List(ctx(), bindings)).To(Succeed())
@@ -75,7 +75,7 @@ var _ = Describe("Deleting a placement with deleteStrategy Abandon", func() {
 		t.deletePlacement(crp)
 		Eventually(func(g Gomega) {
 			works := &placementv1beta1.WorkList{}
-			g.Expect(fleetClient().List(ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws})).To(Succeed())
+			g.Expect(worksClient().List(ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws})).To(Succeed())
 			g.Expect(works.Items).To(BeEmpty())
 		}).Should(Succeed())
 		mc := memberClient("member-2")
@@ -131,7 +131,7 @@ func placeLarge(applyStrategy *placementv1beta1.ApplyStrategy) {
 	Expect(manifests).To(Equal(count+1), "every selected object is in exactly one shard")
 
 	works := &placementv1beta1.WorkList{}
-	Expect(fleetClient().List(ctx(), works, client.InNamespace("fleet-member-member-1"),
+	Expect(worksClient().List(ctx(), works, client.InNamespace("fleet-member-member-1"),
 		client.MatchingLabels{placementv1beta1.WorkspaceLabel: t.logicalCluster(Default, "large")})).To(Succeed())
 	Expect(works.Items).To(HaveLen(n), "one Work per snapshot shard")
 
@@ -191,7 +191,7 @@ var _ = Describe("Delete strategies", func() {
 				}
 				Eventually(func(g Gomega) {
 					works := &placementv1beta1.WorkList{}
-					g.Expect(fleetClient().List(ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws,
+					g.Expect(worksClient().List(ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws,
 						placementv1beta1.PlacementTrackingLabel: crp.Name})).To(Succeed())
 					g.Expect(works.Items).To(BeEmpty())
 				}).Should(Succeed())

@@ -76,8 +76,16 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 	// A member that leaves is let go quickly; an unhealthy one is noticed
 	// within a few heartbeats (join sets them to 5s).
+	hubArgs := []string{"--cluster-unhealthy-threshold", "15s", "--force-delete-wait-time", "1m"}
+	shards, err := framework.Shards()
+	Expect(err).NotTo(HaveOccurred())
+	if shards > 1 {
+		// FLEET_E2E_SHARDS=2: the same specs on a hub of several shards,
+		// whose team workspaces kcp spreads over them.
+		hub, members = framework.StartShardedFleet(ctx, "fleet-placement-e2e-", shards, hubArgs, memberSpecs)
+		return
+	}
 	// The hub keeps its state in an etcd of its own, which the fault
 	// specs restart under it.
-	hub, members, hubEtcd = framework.StartFleetOnEtcd(ctx, "fleet-placement-e2e-",
-		[]string{"--cluster-unhealthy-threshold", "15s", "--force-delete-wait-time", "1m"}, memberSpecs)
+	hub, members, hubEtcd = framework.StartFleetOnEtcd(ctx, "fleet-placement-e2e-", hubArgs, memberSpecs)
 }, NodeTimeout(10*time.Minute))

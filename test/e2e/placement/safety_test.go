@@ -120,7 +120,7 @@ var _ = Describe("A member cut off from the hub for two minutes", Serial, func()
 			}
 			g.Expect(keys(t.activeBindings(g, "two"))).To(Equal([]string{"member-3", "member-4"}), "PickN does not replace an unhealthy member")
 			works := &placementv1beta1.WorkList{}
-			g.Expect(fleetClient().List(ctx(), works, client.InNamespace("fleet-member-member-4"),
+			g.Expect(worksClient().List(ctx(), works, client.InNamespace("fleet-member-member-4"),
 				client.MatchingLabels{placementv1beta1.WorkspaceLabel: t.logicalCluster(g, "all")})).To(Succeed())
 			byPlacement := map[string]bool{}
 			for _, w := range works.Items {

@@ -102,7 +102,7 @@ var _ = Describe("Two teams", Serial, func() {
 		}{{a, allMembers()}, {b, []string{"member-3"}}} {
 			ws := tc.t.logicalCluster(Default, "app")
 			works := &placementv1beta1.WorkList{}
-			Expect(fc.List(ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws})).To(Succeed())
+			Expect(worksClient().List(ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws})).To(Succeed())
 			var namespaces []string
 			for _, w := range works.Items {
 				namespaces = append(namespaces, w.Namespace)

@@ -213,7 +213,7 @@ var _ = Describe("Workload reports", func() {
 		Eventually(func(g Gomega) {
 			s := onCluster(g, reportedObject(g, t.workloadReport(g, "app"), "Deployment", "app"), "member-1")
 			works := &placementv1beta1.WorkList{}
-			g.Expect(fleetClient().List(ctx(), works, client.InNamespace("fleet-member-member-1"))).To(Succeed())
+			g.Expect(worksClient().List(ctx(), works, client.InNamespace("fleet-member-member-1"))).To(Succeed())
 			var reported []placementv1beta1.MemberWarning
 			for _, w := range works.Items {
 				for _, mc := range w.Status.ManifestConditions {

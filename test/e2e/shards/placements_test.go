@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/internal/workhomes"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
@@ -39,31 +40,60 @@ type placedApp struct {
 // placeApp creates a team workspace on the shard and places an app from it
 // as the team.
 func placeApp(ctx context.Context, shard string) *placedApp {
+	app := teamOn(ctx, shard)
+	app.place(ctx)
+	return app
+}
+
+// teamOn creates a team workspace on the shard and returns an app of it,
+// not placed yet.
+func teamOn(ctx context.Context, shard string) *placedApp {
 	hub := proxy.Hub()
 	name := uniqueName("team")
 	path, err := hub.CreateTeamWorkspaceOn(ctx, name, shard)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	ExpectWithOffset(2, err).NotTo(HaveOccurred())
 	cluster, err := hub.TeamWorkspaceCluster(ctx, name)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	ExpectWithOffset(2, err).NotTo(HaveOccurred())
 	cfg, err := hub.TeamAdmin(ctx, path, "team-admin")
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	ExpectWithOffset(2, err).NotTo(HaveOccurred())
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	app := &placedApp{shard: shard, namespace: uniqueName("app-" + shard), cluster: cluster, team: c}
-	ExpectWithOffset(1, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: app.namespace}})).To(Succeed())
-	ExpectWithOffset(1, c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: app.namespace, Name: "settings"}, Data: map[string]string{"shard": shard}})).To(Succeed())
+	ExpectWithOffset(2, err).NotTo(HaveOccurred())
+	return &placedApp{shard: shard, namespace: uniqueName("app-" + shard), cluster: cluster, team: c}
+}
+
+// place creates, as the team, the app's namespace with its ConfigMap and
+// the placement "app" of the namespace.
+func (a *placedApp) place(ctx context.Context) {
+	c := a.team
+	ExpectWithOffset(2, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: a.namespace}})).To(Succeed())
+	ExpectWithOffset(2, c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: a.namespace, Name: "settings"}, Data: map[string]string{"shard": a.shard}})).To(Succeed())
 	crp := &placementv1beta1.ClusterResourcePlacement{
 		ObjectMeta: metav1.ObjectMeta{Name: "app"},
 		Spec: placementv1beta1.PlacementSpec{
-			ResourceSelectors: []placementv1beta1.ResourceSelectorTerm{{Version: "v1", Kind: "Namespace", Name: app.namespace}},
+			ResourceSelectors: []placementv1beta1.ResourceSelectorTerm{{Version: "v1", Kind: "Namespace", Name: a.namespace}},
 			Policy:            &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickAllPlacementType},
 		},
 	}
-	ExpectWithOffset(1, c.Create(ctx, crp)).To(Succeed())
+	ExpectWithOffset(2, c.Create(ctx, crp)).To(Succeed())
 	DeferCleanup(func(ctx SpecContext) {
 		Expect(client.IgnoreNotFound(c.Delete(ctx, crp))).To(Succeed())
 	})
-	return app
+}
+
+// stop stops a shard for the rest of the spec; it starts again when the
+// spec ends, unless the spec starts it first with the function returned.
+func stop(h *framework.Hub) (start func(context.Context)) {
+	ExpectWithOffset(1, h.Stop()).To(Succeed())
+	started := false
+	DeferCleanup(func(ctx SpecContext) {
+		if !started {
+			Expect(h.Start(ctx)).To(Succeed())
+		}
+	})
+	return func(ctx context.Context) {
+		ExpectWithOffset(1, h.Start(ctx)).To(Succeed())
+		started = true
+	}
 }
 
 // expectOnMember waits until the app's ConfigMap is on the member and its
@@ -85,10 +115,15 @@ func (a *placedApp) expectOnMember(ctx context.Context) *corev1.ConfigMap {
 	return cm
 }
 
-// works returns the generation of each Work the app's workspace has in
-// root:fleet, by name.
+// works returns the generation of each Work the app's workspace has in its
+// shard's home of Work, by name: root:fleet for the root shard, the shard's
+// works workspace for another.
 func (a *placedApp) works(ctx context.Context, g Gomega) map[string]int64 {
-	fleet, err := proxy.Hub().Client("root:fleet", scheme)
+	home := "root:fleet"
+	if a.shard != "root" {
+		home += ":" + workhomes.WorkspaceName(a.shard)
+	}
+	fleet, err := proxy.Hub().Client(home, scheme)
 	g.ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	list := &placementv1beta1.WorkList{}
 	g.ExpectWithOffset(1, fleet.List(ctx, list, client.MatchingLabels{placementv1beta1.WorkspaceLabel: a.cluster})).To(Succeed())
@@ -120,13 +155,7 @@ var _ = Describe("Placements in team workspaces on both shards", func() {
 		Eventually(func(g Gomega) { works = onShard1.works(ctx, g); g.Expect(works).NotTo(BeEmpty()) }).WithTimeout(30 * time.Second).Should(Succeed())
 
 		By("stopping shard-1")
-		Expect(shard1.Stop()).To(Succeed())
-		restarted := false
-		DeferCleanup(func(ctx SpecContext) {
-			if !restarted {
-				Expect(shard1.Start(ctx)).To(Succeed())
-			}
-		})
+		startShard1 := stop(shard1)
 
 		By("a team on the root shard places meanwhile; what shard-1's team placed stays on the member")
 		placeApp(ctx, "root").expectOnMember(ctx)
@@ -135,11 +164,9 @@ var _ = Describe("Placements in team workspaces on both shards", func() {
 		now := &corev1.ConfigMap{}
 		Expect(onMember.Get(ctx, client.ObjectKeyFromObject(before), now)).To(Succeed())
 		Expect(now.UID).To(Equal(before.UID))
-		Expect(onShard1.works(ctx, Default)).To(Equal(works))
 
 		By("starting shard-1 again: its placement is Available, with the same Work and the same object on the member")
-		Expect(shard1.Start(ctx)).To(Succeed())
-		restarted = true
+		startShard1(ctx)
 		onShard1.expectOnMember(ctx)
 		Consistently(func(g Gomega) {
 			g.Expect(onShard1.works(ctx, g)).To(Equal(works))
@@ -147,5 +174,25 @@ var _ = Describe("Placements in team workspaces on both shards", func() {
 			g.Expect(now.UID).To(Equal(before.UID))
 			g.Expect(now.ResourceVersion).To(Equal(before.ResourceVersion))
 		}).WithTimeout(15 * time.Second).WithPolling(time.Second).Should(Succeed())
+	})
+
+	It("go on placing from a further shard while the root shard is down, its Work kept in the shard's own home", func(ctx SpecContext) {
+		placedBefore := placeApp(ctx, "shard-1")
+		placedBefore.expectOnMember(ctx)
+		// Workspaces are made in root:teams, on the root shard: this one
+		// while it is up.
+		app := teamOn(ctx, "shard-1")
+
+		By("stopping the root shard")
+		startRoot := stop(root)
+
+		By("a team on shard-1 places a new app: shard-1 schedules it, writes its Work in its own home, and the member applies it")
+		app.place(ctx)
+		app.expectOnMember(ctx)
+
+		By("starting the root shard again: both placements stay Available")
+		startRoot(ctx)
+		placedBefore.expectOnMember(ctx)
+		app.expectOnMember(ctx)
 	})
 })

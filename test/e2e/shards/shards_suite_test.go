@@ -1,8 +1,6 @@
 package shards
 
 import (
-	"fmt"
-	"path/filepath"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -28,26 +26,10 @@ func TestShards(t *testing.T) {
 
 var _ = BeforeSuite(func(ctx SpecContext) {
 	dir := framework.SuiteDir("fleet-shards-e2e-")
-	ports, err := framework.FreePorts(3)
+	sharded, err := framework.StartShardedHub(ctx, framework.ShardedHubOptions{Dir: dir, Shards: 2})
 	Expect(err).NotTo(HaveOccurred())
-	url := func(port int) string { return fmt.Sprintf("https://127.0.0.1:%d", port) }
-	pki := filepath.Join(dir, "pki")
-	shared := []string{"--shared-pki-dir", pki, "--external-url", url(ports[2])}
-	// The root shard is ready once its fleet workspaces are, which kcp
-	// creates through the front-proxy: start both, then wait.
-	root, err = framework.LaunchHub(framework.HubOptions{RootDir: filepath.Join(dir, "root"), Port: ports[0],
-		Args: append([]string{"--shard-base-url", url(ports[0])}, shared...)})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { Expect(root.Stop()).To(Succeed()) })
-	proxy, err = framework.StartFrontProxy(ctx, framework.FrontProxyOptions{RootDir: filepath.Join(dir, "front-proxy"), PKIDir: pki,
-		RootShardURL: url(ports[0]), Port: ports[2]})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(proxy.Stop)
-	Expect(root.WaitReady(ctx)).To(Succeed())
-	shard1, err = framework.StartHub(ctx, framework.HubOptions{RootDir: filepath.Join(dir, "shard-1"), Port: ports[1],
-		Args: append([]string{"--shard-name", "shard-1", "--root-shard-url", url(ports[0]), "--shard-base-url", url(ports[1])}, shared...)})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { Expect(shard1.Stop()).To(Succeed()) })
+	DeferCleanup(func() { Expect(sharded.Stop()).To(Succeed()) })
+	root, shard1, proxy = sharded.Shards[0], sharded.Shards[1], sharded.Proxy
 
 	members, err := proxy.Hub().StartMembers(ctx, dir, []framework.MemberSpec{{Name: "member-1", Nodes: framework.Nodes("member-1", 1, "4", "8Gi", nil)}})
 	DeferCleanup(func() {
