@@ -2,6 +2,7 @@ package membercluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -96,7 +97,7 @@ func (r *WorkHomeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	ns := namespaceFor(mc.Name)
 	if err := createNamespace(ctx, r.Home.GetClient(), ns); err != nil {
-		return ctrl.Result{}, err
+		return requeueWhileGoing(err)
 	}
 	if err := grant(ctx, r.Home.GetClient(), mc, ns, homeSyncerRules, false); err != nil {
 		return ctrl.Result{}, err
@@ -108,9 +109,22 @@ func (r *WorkHomeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, r.publish(ctx, mc, workhomes.Home{Shard: r.Shard, Cluster: r.Cluster}, time.Time{})
 	}
 	if err := r.ensureServiceAccount(ctx, mc); err != nil {
-		return ctrl.Result{}, err
+		return requeueWhileGoing(err)
 	}
 	return r.publishToken(ctx, mc)
+}
+
+// errNamespaceGoing: a namespace to create is still being deleted, as when
+// a member leaves and joins again at once.
+var errNamespaceGoing = errors.New("still being deleted")
+
+// requeueWhileGoing looks again shortly at a member whose namespace is
+// still being deleted (nothing here watches namespaces go).
+func requeueWhileGoing(err error) (ctrl.Result, error) {
+	if errors.Is(err, errNamespaceGoing) {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	return ctrl.Result{}, err
 }
 
 // ensureServiceAccount makes the member's identity here, with the right
@@ -198,10 +212,15 @@ func (r *WorkHomeReconciler) remove(ctx context.Context, member string) (ctrl.Re
 // memberLabel marks what a shard's home of Work holds for a member.
 const memberLabel = "fleetplane.io/member"
 
-// createNamespace creates namespace ns unless it exists.
+// createNamespace creates namespace ns unless it exists; one that is
+// still being deleted is errNamespaceGoing.
 func createNamespace(ctx context.Context, c client.Client, ns string) error {
-	if err := create(ctx, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{clusterv1beta1.FleetResourceLabelKey: "true"}}}); err != nil {
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{clusterv1beta1.FleetResourceLabelKey: "true"}}}
+	if err := create(ctx, c, namespace); err != nil {
 		return fmt.Errorf("creating namespace %s: %w", ns, err)
+	}
+	if !namespace.DeletionTimestamp.IsZero() {
+		return fmt.Errorf("namespace %s is %w", ns, errNamespaceGoing)
 	}
 	return nil
 }

@@ -91,3 +91,36 @@ func TestWorkHomeGivesAMemberItsPlaceAndTakesItBack(t *testing.T) {
 		t.Errorf("the gone member's namespace: %v, want it deleted", err)
 	}
 }
+
+// A member that joins again while its namespace of the works workspace is
+// still being deleted is looked at again until the namespace is gone and
+// made anew: nothing here watches it go.
+func TestWorkHomeWaitsForTheNamespaceOfAMemberThatLeftToGo(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	_, fleet := newReconciler(t, now, member("m1"), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fleet-member-m1"}})
+	going := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fleet-member-m1", DeletionTimestamp: &metav1.Time{Time: now}, Finalizers: []string{"kubernetes"}}}
+	home := fake.NewClientBuilder().WithScheme(fleet.Scheme()).WithObjects(going).Build()
+	homes := &WorkHomeReconciler{Fleet: fleet, Home: fakeHome{c: home}, Shard: "shard-1", Cluster: "2xk9", Clock: clocktesting.NewFakeClock(now)}
+	req := ctrl.Request{NamespacedName: client.ObjectKey{Name: "m1"}}
+	res, err := homes.Reconcile(ctx, req)
+	if err != nil || res.RequeueAfter != time.Second {
+		t.Fatalf("reconciling while the namespace goes: %+v, %v; want a look again in a second", res, err)
+	}
+
+	// The namespace gone, the next look makes it anew.
+	if err := home.Get(ctx, client.ObjectKeyFromObject(going), going); err != nil {
+		t.Fatal(err)
+	}
+	going.Finalizers = nil
+	if err := home.Update(ctx, going); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := homes.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{}
+	if err := home.Get(ctx, client.ObjectKeyFromObject(going), ns); err != nil || !ns.DeletionTimestamp.IsZero() {
+		t.Errorf("the member's namespace after it went: %+v, %v; want it made anew", ns.ObjectMeta, err)
+	}
+}

@@ -1,6 +1,8 @@
 // Package agent wires the syncer: a controller manager against the member's
-// namespace in the hub's platform workspace, and a client and watch cache for
-// the member cluster. All connections are outbound from the member's side.
+// namespace in the hub's platform workspace (and, on a hub of several
+// shards, in each further shard's home of Work), and a client and watch
+// cache for the member cluster. All connections are outbound from the
+// member's side.
 package agent
 
 import (
@@ -176,12 +178,14 @@ func Run(ctx context.Context, opts Options) error {
 		changes = n.NamespacesChanged()
 	}
 	kinds := workapplier.NewKinds()
-	homes := &homes.Runner{Root: opts.Hub, Scheme: scheme, Member: member, Direct: direct, MemberName: opts.MemberName, Namespace: namespace, Kinds: kinds}
-	if err := homes.SetupWithManager(ctx, mgr); err != nil {
+	// On a hub of several shards, each further shard's Work is applied
+	// by an applier of its own, next to root:fleet's.
+	shards := &homes.Runner{Root: opts.Hub, Scheme: scheme, Member: member, Direct: direct, MemberName: opts.MemberName, Namespace: namespace, Kinds: kinds}
+	if err := shards.SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
 	if err := (&membership.Reconciler{
-		Hub: mgr.GetClient(), Homes: homes.Clients, MemberName: opts.MemberName, Namespace: namespace,
+		Hub: mgr.GetClient(), Homes: shards.Clients, MemberName: opts.MemberName, Namespace: namespace,
 		Properties: opts.Properties, ProviderStartErr: startErr, Changes: changes,
 	}).SetupWithManager(mgr); err != nil {
 		return err

@@ -47,6 +47,8 @@ var memberSpecs = []framework.MemberSpec{
 var (
 	hub     *framework.Hub
 	hubEtcd *framework.Etcd
+	// sharded: the hub has several shards (FLEET_E2E_SHARDS).
+	sharded bool
 	members []*framework.Member
 	scheme  = runtime.NewScheme()
 )
@@ -79,7 +81,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	hubArgs := []string{"--cluster-unhealthy-threshold", "15s", "--force-delete-wait-time", "1m"}
 	shards, err := framework.Shards()
 	Expect(err).NotTo(HaveOccurred())
-	if shards > 1 {
+	sharded = shards > 1
+	if sharded {
 		// FLEET_E2E_SHARDS=2: the same specs on a hub of several shards,
 		// whose team workspaces kcp spreads over them.
 		hub, members = framework.StartShardedFleet(ctx, "fleet-placement-e2e-", shards, hubArgs, memberSpecs)
