@@ -193,7 +193,7 @@ func (f *fleet) placements(ctx context.Context, res *results, load string) error
 		return f.placementsIn(ctx, res, path, "root:fleet", load, "")
 	}
 	for i := range f.shards.Shards {
-		shard, home := shardName(i), "root:fleet"
+		shard, home := framework.ShardName(i), "root:fleet"
 		if i > 0 {
 			home += ":" + workhomes.WorkspaceName(shard)
 		}

@@ -184,17 +184,9 @@ func (f *fleet) hubProcesses() []hubProcess {
 	}
 	var out []hubProcess
 	for i, s := range f.shards.Shards {
-		out = append(out, hubProcess{suffix: "_" + shardName(i), pid: s.Pid})
+		out = append(out, hubProcess{suffix: "_" + framework.ShardName(i), pid: s.Pid})
 	}
 	return out
-}
-
-// shardName is the name StartShardedHub gives its i-th shard.
-func shardName(i int) string {
-	if i == 0 {
-		return "root"
-	}
-	return fmt.Sprintf("shard-%d", i)
 }
 
 // hub returns the hub under test (its Admin config is for the kcp base

@@ -89,7 +89,7 @@ func StartShardedHub(ctx context.Context, opts ShardedHubOptions) (s *ShardedHub
 		return s, err
 	}
 	for i := 1; i < opts.Shards; i++ {
-		name := "shard-" + strconv.Itoa(i)
+		name := ShardName(i)
 		shard, err := StartHub(ctx, HubOptions{RootDir: filepath.Join(opts.Dir, name), Port: ports[i],
 			Args: append([]string{"--shard-name", name, "--root-shard-url", url(ports[0]), "--shard-base-url", url(ports[i])}, shared...)})
 		if shard != nil {
@@ -100,6 +100,15 @@ func StartShardedHub(ctx context.Context, opts ShardedHubOptions) (s *ShardedHub
 		}
 	}
 	return s, nil
+}
+
+// ShardName is the name of the i-th shard of a hub StartShardedHub
+// starts: root, then shard-1, shard-2...
+func ShardName(i int) string {
+	if i == 0 {
+		return "root"
+	}
+	return "shard-" + strconv.Itoa(i)
 }
 
 // shardedPorts are the shards' ports, then the front-proxy's.

@@ -111,5 +111,14 @@ var _ = Describe("A member cluster leaving", Serial, func() {
 		Consistently(func(g Gomega) {
 			g.Expect(keys(t.activeBindings(g, "app"))).To(Equal([]string{"member-2", "member-3"}))
 		}, "5s").Should(Succeed())
+
+		By("placing on member-4 again from a team on each shard")
+		for _, back := range teamOnEachShard("back") {
+			ns, selected := back.appNamespace("back")
+			back.place(newCRP("app", pickFixed("member-4"), namespaceSelector(ns)))
+			Eventually(func(g Gomega) {
+				expectAvailable(g, back.getCRP(g, "app"), []string{"member-4"}, selected, "0")
+			}).Should(Succeed(), "placing on member-4 from %s", back.path)
+		}
 	})
 })

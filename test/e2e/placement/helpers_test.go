@@ -89,6 +89,26 @@ func platform() *team {
 func newTeam(prefix string) *team {
 	path, err := hub.CreateTeamWorkspace(ctx(), uniqueName(prefix))
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return teamIn(path)
+}
+
+// teamOnEachShard creates a team workspace of its own on each shard of
+// the hub.
+func teamOnEachShard(prefix string) []*team {
+	if shards < 2 {
+		return []*team{newTeam(prefix)}
+	}
+	teams := []*team{}
+	for i := range shards {
+		path, err := hub.CreateTeamWorkspaceOn(ctx(), uniqueName(prefix), framework.ShardName(i))
+		ExpectWithOffset(1, err).NotTo(HaveOccurred())
+		teams = append(teams, teamIn(path))
+	}
+	return teams
+}
+
+// teamIn gives a team workspace its team admin.
+func teamIn(path string) *team {
 	cfg, err := hub.TeamAdmin(ctx(), path, "team-admin")
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	c, err := client.New(cfg, client.Options{Scheme: scheme})

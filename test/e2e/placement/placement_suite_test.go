@@ -47,8 +47,8 @@ var memberSpecs = []framework.MemberSpec{
 var (
 	hub     *framework.Hub
 	hubEtcd *framework.Etcd
-	// sharded: the hub has several shards (FLEET_E2E_SHARDS).
-	sharded bool
+	// shards: how many shards the hub has (FLEET_E2E_SHARDS).
+	shards  int
 	members []*framework.Member
 	scheme  = runtime.NewScheme()
 )
@@ -79,10 +79,10 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	// A member that leaves is let go quickly; an unhealthy one is noticed
 	// within a few heartbeats (join sets them to 5s).
 	hubArgs := []string{"--cluster-unhealthy-threshold", "15s", "--force-delete-wait-time", "1m"}
-	shards, err := framework.Shards()
+	var err error
+	shards, err = framework.Shards()
 	Expect(err).NotTo(HaveOccurred())
-	sharded = shards > 1
-	if sharded {
+	if shards > 1 {
 		// FLEET_E2E_SHARDS=2: the same specs on a hub of several shards,
 		// whose team workspaces kcp spreads over them.
 		hub, members = framework.StartShardedFleet(ctx, "fleet-placement-e2e-", shards, hubArgs, memberSpecs)

@@ -455,7 +455,7 @@ func conditionTrue(conds []metav1.Condition, t string) bool {
 // another shard's workspace and refuses its token outright (kcp looks the
 // account up in the shard's own informers).
 func refused(err error) bool {
-	return apierrors.IsForbidden(err) || (sharded && apierrors.IsUnauthorized(err))
+	return apierrors.IsForbidden(err) || (shards > 1 && apierrors.IsUnauthorized(err))
 }
 
 var _ = Describe("A team's identity", func() {
