@@ -209,10 +209,17 @@ func (f *fleet) newLoad(ctx context.Context, h *framework.Hub, prefix string, n,
 	start := time.Now()
 	workspaces := make([]string, (n+perWorkspace-1)/perWorkspace)
 	logf("creating %d team workspaces", len(workspaces))
+	var ready atomic.Int32
 	err := parallelDo(len(workspaces), func(i int) error {
 		path, err := h.CreateTeamWorkspace(ctx, fmt.Sprintf("%s-%d-%s", prefix, i, framework.RandomSuffix()))
 		workspaces[i] = path
-		return err
+		if err != nil {
+			return err
+		}
+		if n := ready.Add(1); n%100 == 0 {
+			logf("%d of %d team workspaces ready after %s", n, len(workspaces), time.Since(start).Round(time.Second))
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, 0, err
