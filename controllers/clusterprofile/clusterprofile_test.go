@@ -4,7 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	apisv1alpha2 "github.com/kcp-dev/kcp/sdk/apis/apis/v1alpha2"
+	"github.com/kcp-dev/logicalcluster/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
 	inventoryv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
@@ -77,5 +80,32 @@ func TestConditionsKeepTheirTransitionTimes(t *testing.T) {
 	setConditions(&p.Status, current, 2)
 	if c := p.Status.Conditions[0]; !c.LastTransitionTime.Equal(&before) || c.ObservedGeneration != 2 {
 		t.Errorf("an unchanged condition %+v", c)
+	}
+}
+
+func binding(workspace string, phase apisv1alpha2.APIBindingPhaseType) *apisv1alpha2.APIBinding {
+	b := &apisv1alpha2.APIBinding{ObjectMeta: metav1.ObjectMeta{Name: "cluster-inventory",
+		Annotations: map[string]string{logicalcluster.AnnotationKey: workspace}}}
+	b.Status.Phase = phase
+	return b
+}
+
+func TestWorkspacesAreServedWhileTheyBindTheExport(t *testing.T) {
+	r := &Reconciler{workspaces: map[logicalcluster.Name]bool{}, engaged: make(chan event.GenericEvent, 4)}
+	r.bindingChanged(binding("team-a", apisv1alpha2.APIBindingPhaseBinding))
+	if r.serves("team-a") || len(r.engaged) != 0 {
+		t.Fatal("a workspace whose binding is not Bound yet is served")
+	}
+	r.bindingChanged(binding("team-a", apisv1alpha2.APIBindingPhaseBound))
+	if !r.serves("team-a") {
+		t.Fatal("a workspace that binds the export is not served")
+	}
+	if e := <-r.engaged; e.Object.GetName() != "team-a" {
+		t.Errorf("enqueued %q", e.Object.GetName())
+	}
+	r.bindingChanged(binding("team-b", apisv1alpha2.APIBindingPhaseBound))
+	r.bindingGone(toolscache.DeletedFinalStateUnknown{Obj: binding("team-a", apisv1alpha2.APIBindingPhaseBound)})
+	if r.serves("team-a") || !r.serves("team-b") {
+		t.Errorf("after team-a's binding went: team-a served %t, team-b served %t", r.serves("team-a"), r.serves("team-b"))
 	}
 }

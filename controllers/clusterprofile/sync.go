@@ -7,8 +7,6 @@ import (
 	"sort"
 	"time"
 
-	apisv1alpha2 "github.com/kcp-dev/kcp/sdk/apis/apis/v1alpha2"
-	corev1alpha1 "github.com/kcp-dev/kcp/sdk/apis/core/v1alpha1"
 	"github.com/kcp-dev/logicalcluster/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -21,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
-	fleetconfig "github.com/fleetplane/fleetplane/config/fleet"
 	"github.com/fleetplane/fleetplane/workspaces/tenancy"
 )
 
@@ -40,16 +37,16 @@ const JoinedCondition = "Joined"
 // API's limit); longer ones (a CA bundle) are left out.
 const maxPropertyValue = 1024
 
-// bindingWait is how long a workspace given the cluster inventory API
-// waits before its profiles are written: kcp serves the kind a moment
-// after the binding.
+// bindingWait is how long a workspace that bound the cluster inventory API
+// waits before its profiles are written again: kcp serves the kind a
+// moment after the binding is Bound.
 const bindingWait = 2 * time.Second
 
 // Reconcile makes the workspace's ClusterProfiles those of the clusters it
 // may use.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	name := logicalcluster.Name(req.Name)
-	if !r.engagedNow(name) {
+	if !r.serves(name) {
 		// Gone: its clients are forgotten, and must not be made again.
 		return ctrl.Result{}, nil
 	}
@@ -79,9 +76,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if mc := &members.Items[i]; mc.DeletionTimestamp.IsZero() && access.Granted(mc) {
 			want[mc.Name] = profileOf(mc)
 		}
-	}
-	if bound, err := ensureBinding(ctx, ws.Client); err != nil || !bound {
-		return ctrl.Result{RequeueAfter: bindingWait}, err
 	}
 	if err := client.IgnoreAlreadyExists(ws.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}})); err != nil {
 		return ctrl.Result{}, err
@@ -208,30 +202,4 @@ func setConditions(st *inventoryv1alpha1.ClusterProfileStatus, current []metav1.
 		meta.SetStatusCondition(&conds, c)
 	}
 	st.Conditions = conds
-}
-
-// ensureBinding tells whether the workspace binds the cluster inventory
-// API. A workspace made before the hub served it gets a binding once it is
-// Ready; new team workspaces get theirs from their type, while they
-// initialize (a second binding of the export would hold up theirs).
-func ensureBinding(ctx context.Context, c client.Client) (bool, error) {
-	bindings := &apisv1alpha2.APIBindingList{}
-	if err := c.List(ctx, bindings); err != nil {
-		return false, err
-	}
-	for _, b := range bindings.Items {
-		if e := b.Spec.Reference.Export; e != nil && e.Name == fleetconfig.ClusterInventoryExport && e.Path == fleetconfig.Path {
-			return b.Status.Phase == apisv1alpha2.APIBindingPhaseBound, nil
-		}
-	}
-	lc := &corev1alpha1.LogicalCluster{}
-	if err := c.Get(ctx, client.ObjectKey{Name: corev1alpha1.LogicalClusterName}, lc); err != nil || lc.Status.Phase != corev1alpha1.LogicalClusterPhaseReady {
-		return false, err
-	}
-	b := &apisv1alpha2.APIBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: fleetconfig.ClusterInventoryExport},
-		Spec: apisv1alpha2.APIBindingSpec{Reference: apisv1alpha2.BindingReference{
-			Export: &apisv1alpha2.ExportBindingReference{Path: fleetconfig.Path, Name: fleetconfig.ClusterInventoryExport}}},
-	}
-	return false, client.IgnoreAlreadyExists(c.Create(ctx, b))
 }

@@ -50,8 +50,6 @@ func init() {
 // Manager is the multicluster manager as the workspace provider sees it.
 type Manager struct {
 	mcmanager.Manager
-	// Engaged is told the name of each workspace engaged.
-	Engaged []func(logicalcluster.Name)
 	// Forget is told the name of each workspace that went away.
 	Forget []func(logicalcluster.Name)
 	// Wildcard is the provider's cache of all workspaces, whose informers
@@ -99,9 +97,6 @@ func (m *Manager) Engage(ctx context.Context, name string, cl cluster.Cluster) e
 		return err
 	}
 	engagedWorkspaces.Inc()
-	for _, engaged := range m.Engaged {
-		engaged(logicalcluster.Name(name))
-	}
 	context.AfterFunc(ctx, func() {
 		defer close(released)
 		engagedWorkspaces.Dec()

@@ -247,7 +247,7 @@ func startControllers(ctx context.Context, loopback, fleet *rest.Config, opts co
 	if err := setupControllers(mcMgr, home, workspaces, opts, changes); err != nil {
 		return err
 	}
-	profiles := &clusterprofile.Reconciler{Fleet: mgr.GetClient(), Workspaces: workspaces}
+	profiles := &clusterprofile.Reconciler{Fleet: mgr.GetClient(), Workspaces: workspaces, Shard: loopback}
 	if err := profiles.SetupWithManager(mgr); err != nil {
 		return err
 	}
@@ -257,8 +257,8 @@ func startControllers(ctx context.Context, loopback, fleet *rest.Config, opts co
 		}
 	}()
 	go func() {
-		released := &release.Manager{Manager: mcMgr, Wildcard: provider.GetWildcard(), Engaged: []func(logicalcluster.Name){profiles.Engaged},
-			Forget:            []func(logicalcluster.Name){workspaces.Forget, changes.Forget, profiles.Forget},
+		released := &release.Manager{Manager: mcMgr, Wildcard: provider.GetWildcard(),
+			Forget:            []func(logicalcluster.Name){workspaces.Forget, changes.Forget},
 			ReturnMemoryAfter: returnMemoryAfter}
 		if err := provider.Run(ctx, released); err != nil {
 			logger.Error(err, "workspace provider stopped")

@@ -35,7 +35,6 @@ var _ = Describe("Workspace topology", func() {
 		Expect(wt.Spec.DefaultAPIBindings).To(ConsistOf(
 			HaveField("Export", "placement.kubernetes-fleet.io"),
 			HaveField("Export", "kubernetes"),
-			HaveField("Export", "multicluster.x-k8s.io"),
 		))
 	})
 
@@ -63,7 +62,7 @@ var _ = Describe("Workspace topology", func() {
 		))
 	})
 
-	It("binds a new fleet-team workspace to the placement, workload and cluster inventory APIs automatically", func(ctx SpecContext) {
+	It("binds a new fleet-team workspace to the placement and workload APIs automatically", func(ctx SpecContext) {
 		path, err := hub.CreateTeamWorkspace(ctx, uniqueName("team"))
 		Expect(err).NotTo(HaveOccurred())
 		list, err := hub.KCP(path).ApisV1alpha2().APIBindings().List(ctx, metav1.ListOptions{})
@@ -73,7 +72,8 @@ var _ = Describe("Workspace topology", func() {
 			Expect(b.Status.Phase).To(Equal(apisv1alpha2.APIBindingPhaseBound), "APIBinding %s", b.Name)
 			exports = append(exports, b.Spec.Reference.Export.Path+":"+b.Spec.Reference.Export.Name)
 		}
-		Expect(exports).To(ContainElements("root:fleet:placement.kubernetes-fleet.io", "root:fleet:kubernetes", "root:fleet:multicluster.x-k8s.io"))
+		Expect(exports).To(ContainElements("root:fleet:placement.kubernetes-fleet.io", "root:fleet:kubernetes"))
+		Expect(exports).NotTo(ContainElement("root:fleet:multicluster.x-k8s.io"), "the cluster inventory API is bound by the teams that want it")
 	})
 
 	It("stores ordinary workloads applied into a team workspace", func(ctx SpecContext) {

@@ -1,15 +1,32 @@
 package placement
 
 import (
+	apisv1alpha2 "github.com/kcp-dev/kcp/sdk/apis/apis/v1alpha2"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	inventoryv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 )
+
+// bindInventory binds the cluster inventory API in the team's workspace,
+// as the team, and waits until kcp serves it there.
+func bindInventory(t *team) {
+	b := &apisv1alpha2.APIBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "cluster-inventory"},
+		Spec: apisv1alpha2.APIBindingSpec{Reference: apisv1alpha2.BindingReference{
+			Export: &apisv1alpha2.ExportBindingReference{Path: "root:fleet", Name: "multicluster.x-k8s.io"}}},
+	}
+	ExpectWithOffset(1, t.c.Create(ctx(), b)).To(Succeed())
+	EventuallyWithOffset(1, func(g Gomega) {
+		g.Expect(t.c.Get(ctx(), client.ObjectKeyFromObject(b), b)).To(Succeed())
+		g.Expect(b.Status.Phase).To(Equal(apisv1alpha2.APIBindingPhaseBound))
+	}).Should(Succeed())
+}
 
 // profiles lists the ClusterProfiles a client sees in fleet-system, by name.
 func profiles(g Gomega, c client.Client) map[string]inventoryv1alpha1.ClusterProfile {
@@ -23,8 +40,10 @@ func profiles(g Gomega, c client.Client) map[string]inventoryv1alpha1.ClusterPro
 }
 
 var _ = Describe("The cluster inventory API", Serial, func() {
-	It("shows each team ClusterProfiles of exactly the clusters its grant gives it, following the grant", func() {
-		a, b := newTeam("inventory-a"), newTeam("inventory-b")
+	It("shows each team that binds it ClusterProfiles of exactly the clusters its grant gives it, following the grant", func() {
+		a, b, other := newTeam("inventory-a"), newTeam("inventory-b"), newTeam("inventory-none")
+		bindInventory(a)
+		bindInventory(b)
 		fc := fleetClient()
 		limitAllTeams(a.path)
 		canary := &tenancyv1alpha1.ClusterGrant{
@@ -49,6 +68,10 @@ var _ = Describe("The cluster inventory API", Serial, func() {
 			healthy := condition(p.Status.Conditions, inventoryv1alpha1.ClusterConditionControlPlaneHealthy)
 			g.Expect(healthy.Status).To(Equal(metav1.ConditionTrue), "%+v", healthy)
 		}).Should(Succeed())
+
+		By("a team that did not bind the inventory API is not served it, and gets no profiles")
+		err := other.c.List(ctx(), &inventoryv1alpha1.ClusterProfileList{}, client.InNamespace("fleet-system"))
+		Expect(meta.IsNoMatchError(err) || apierrors.IsNotFound(err)).To(BeTrue(), "listing ClusterProfiles unbound: %v", err)
 
 		By("the platform workspace has a profile for every member")
 		Eventually(func(g Gomega) { g.Expect(profiles(g, fc)).To(HaveLen(len(allMembers()))) }).Should(Succeed())

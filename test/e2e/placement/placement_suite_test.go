@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	apisv1alpha2 "github.com/kcp-dev/kcp/sdk/apis/apis/v1alpha2"
 	corev1alpha1 "github.com/kcp-dev/kcp/sdk/apis/core/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -64,7 +65,7 @@ func TestPlacement(t *testing.T) {
 }
 
 func init() {
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1beta1.AddToScheme, placementv1beta1.AddToScheme, tenancyv1alpha1.AddToScheme, apiextensionsv1.AddToScheme, corev1alpha1.AddToScheme, inventoryv1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1beta1.AddToScheme, placementv1beta1.AddToScheme, tenancyv1alpha1.AddToScheme, apiextensionsv1.AddToScheme, corev1alpha1.AddToScheme, inventoryv1alpha1.AddToScheme, apisv1alpha2.AddToScheme} {
 		if err := add(scheme); err != nil {
 			panic(err)
 		}
