@@ -71,7 +71,7 @@ type Reconciler struct {
 
 	mu         sync.Mutex
 	workspaces map[logicalcluster.Name]bool
-	engaged    chan event.GenericEvent
+	bound      chan event.GenericEvent
 }
 
 // SetupWithManager registers the controller on root:fleet's manager:
@@ -79,7 +79,7 @@ type Reconciler struct {
 // or a grant changes what profiles show.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.workspaces = map[logicalcluster.Name]bool{}
-	r.engaged = make(chan event.GenericEvent, 1024)
+	r.bound = make(chan event.GenericEvent, 1024)
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		return r.watchBindings(ctx, mgr.GetAPIReader())
 	})); err != nil {
@@ -87,7 +87,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		WatchesRawSource(source.Channel(r.engaged, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(source.Channel(r.bound, &handler.EnqueueRequestForObject{})).
 		Watches(&clusterv1beta1.MemberCluster{}, r.everyWorkspace(), builder.WithPredicates(profileChanged{})).
 		Watches(&tenancyv1alpha1.ClusterGrant{}, r.everyWorkspace(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
@@ -152,11 +152,11 @@ func (r *Reconciler) enqueue(name logicalcluster.Name) {
 	obj := &clusterv1beta1.MemberCluster{}
 	obj.Name = name.String()
 	select {
-	case r.engaged <- event.GenericEvent{Object: obj}:
+	case r.bound <- event.GenericEvent{Object: obj}:
 	default:
 		// Never hold up the informer (at a hub start every binding is
 		// listed at once, before the controller runs).
-		go func() { r.engaged <- event.GenericEvent{Object: obj} }()
+		go func() { r.bound <- event.GenericEvent{Object: obj} }()
 	}
 }
 
@@ -179,7 +179,7 @@ func (r *Reconciler) all() []logicalcluster.Name {
 	return slices.Collect(maps.Keys(r.workspaces))
 }
 
-// everyWorkspace enqueues every engaged workspace, after coalesce.
+// everyWorkspace enqueues every workspace served, after coalesce.
 func (r *Reconciler) everyWorkspace() handler.EventHandler {
 	add := func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		for _, name := range r.all() {

@@ -91,16 +91,16 @@ func binding(workspace string, phase apisv1alpha2.APIBindingPhaseType) *apisv1al
 }
 
 func TestWorkspacesAreServedWhileTheyBindTheExport(t *testing.T) {
-	r := &Reconciler{workspaces: map[logicalcluster.Name]bool{}, engaged: make(chan event.GenericEvent, 4)}
+	r := &Reconciler{workspaces: map[logicalcluster.Name]bool{}, bound: make(chan event.GenericEvent, 4)}
 	r.bindingChanged(binding("team-a", apisv1alpha2.APIBindingPhaseBinding))
-	if r.serves("team-a") || len(r.engaged) != 0 {
+	if r.serves("team-a") || len(r.bound) != 0 {
 		t.Fatal("a workspace whose binding is not Bound yet is served")
 	}
 	r.bindingChanged(binding("team-a", apisv1alpha2.APIBindingPhaseBound))
 	if !r.serves("team-a") {
 		t.Fatal("a workspace that binds the export is not served")
 	}
-	if e := <-r.engaged; e.Object.GetName() != "team-a" {
+	if e := <-r.bound; e.Object.GetName() != "team-a" {
 		t.Errorf("enqueued %q", e.Object.GetName())
 	}
 	r.bindingChanged(binding("team-b", apisv1alpha2.APIBindingPhaseBound))
