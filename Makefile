@@ -21,6 +21,11 @@ FLEET_PORT ?= 6443
 
 TEST_TIMEOUT ?= 60m
 
+# The board's page (board/web) is built with Vite from the npm registry;
+# its output, board/web/dist, is committed and embedded, so Go alone builds
+# the binaries.
+.PHONY: board-web browser
+
 .PHONY: all build cluster-bins generate verify test test-unit test-e2e test-e2e-sharded test-soak run bench bench-scale bench-shards bench-tenancy images fuzz clean
 
 all: build
@@ -38,6 +43,17 @@ build:
 	$(GO) build -ldflags '$(GO_LDFLAGS)' -o $(BIN)/fleet-dev ./cmd/fleet-dev
 	$(GO) build -ldflags '$(GO_LDFLAGS)' -o $(BIN)/kubectl-fleet ./cmd/kubectl-fleet
 	ln -sf kubectl-fleet $(BIN)/kubectl-ws
+
+## board-web: rebuild the fleet board's page (board/web/dist) with Vite
+board-web:
+	cd board/web && npm ci --no-audit --no-fund && npm run build
+
+## browser: Debian's Chromium for the board's browser specs, installed with
+## apt-get when it is missing
+browser:
+	@command -v chromium >/dev/null || { echo "installing Debian's chromium for the board's browser specs"; \
+		$(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq && $(if $(filter 0,$(shell id -u)),,sudo) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
+	@chromium --version
 
 ## fuzz: run each fuzz target for FUZZTIME (a crash is saved under the
 ## package's testdata/fuzz and then runs with the unit tests)
@@ -114,7 +130,7 @@ verify: generate
 test: build test-unit test-e2e
 
 test-unit:
-	$(GO) test ./apis/... ./cmd/... ./config/... ./internal/... ./metrics/... ./workspaces/... ./controllers/... ./syncer/... \
+	$(GO) test ./apis/... ./board/... ./cmd/... ./config/... ./internal/... ./metrics/... ./workspaces/... ./controllers/... ./syncer/... \
 		github.com/kcp-dev/kcp/pkg/informer github.com/kcp-dev/kcp/pkg/server/filters github.com/kcp-dev/kcp/pkg/reconciler/garbagecollector github.com/kcp-dev/kcp/pkg/admission/validatingadmissionpolicy k8s.io/apiextensions-apiserver/pkg/apiserver/validation k8s.io/apiextensions-apiserver/pkg/apiserver \
 		k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting \
 		github.com/kcp-dev/apimachinery/v2/pkg/client github.com/kcp-dev/apimachinery/v2/pkg/cache github.com/kcp-dev/apimachinery/v2/third_party/informers
@@ -127,7 +143,7 @@ E2E_LANE_PLACEMENT := ./test/e2e/placement
 E2E_LANE_OTHERS = $(filter-out $(E2E_LANE_PLACEMENT) ./test/e2e/framework,$(patsubst github.com/fleetplane/fleetplane/%,./%,$(shell $(GO) list ./test/e2e/...)))
 E2E_FLAGS = -timeout $(TEST_TIMEOUT) -ginkgo.timeout $(TEST_TIMEOUT) -count=1 -v -ginkgo.v -ginkgo.no-color
 
-test-e2e: build cluster-bins
+test-e2e: build cluster-bins browser
 	$(MAKE) --no-print-directory -j2 e2e-lane-placement e2e-lane-others
 
 .PHONY: e2e-lane-placement e2e-lane-others

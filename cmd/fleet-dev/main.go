@@ -15,9 +15,11 @@ import (
 	"syscall"
 
 	"github.com/go-logr/logr"
+	"github.com/kcp-dev/logicalcluster/v3"
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/fleetplane/fleetplane/board"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 	"github.com/fleetplane/fleetplane/test/localcluster"
 )
@@ -64,6 +66,7 @@ func newCommand() *cobra.Command {
 		members   int
 		heartbeat int
 		shards    int
+		board     string
 	)
 	cmd := &cobra.Command{
 		Use:          "fleet-dev",
@@ -86,19 +89,20 @@ func newCommand() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return run(ctx, rootDir, port, shards, specs)
+			return run(ctx, rootDir, port, shards, board, specs)
 		},
 	}
 	cmd.Flags().StringVar(&rootDir, "root-dir", ".fleet", "state of the hub, the member clusters and their syncers")
 	cmd.Flags().IntVar(&port, "secure-port", 6443, "the hub's HTTPS port")
 	cmd.Flags().IntVar(&members, "members", 3, "how many local member clusters to start")
+	cmd.Flags().StringVar(&board, "board-address", "127.0.0.1:8090", "loopback address of the fleet board, served as the platform admin (port 0 picks a free one)")
 	cmd.Flags().IntVar(&shards, "shards", 1, "how many kcp shards the hub runs on; 2 or more adds a front-proxy on --secure-port, and the shards serve on the ports after it")
 	// Quick status for trying things out; joined clusters default to 60.
 	cmd.Flags().IntVar(&heartbeat, "heartbeat-period-seconds", 5, "how often the members' syncers report (1-600; a joined member's default is 60)")
 	return cmd
 }
 
-func run(ctx context.Context, rootDir string, port, shards int, specs []framework.MemberSpec) error {
+func run(ctx context.Context, rootDir string, port, shards int, boardAddress string, specs []framework.MemberSpec) error {
 	rootDir, err := filepath.Abs(rootDir)
 	if err != nil {
 		return err
@@ -123,10 +127,35 @@ func run(ctx context.Context, rootDir string, port, shards int, specs []framewor
 	if err != nil {
 		return err
 	}
+	boardLink, err := startBoard(ctx, hub, boardAddress)
+	if err != nil {
+		return err
+	}
 	printFleet(hub)
-	printNextSteps(hub, members)
+	printNextSteps(hub, members, boardLink)
 	<-ctx.Done()
 	return nil
+}
+
+// startBoard serves the fleet board as the platform admin in root:fleet
+// and returns the link that signs the admin in.
+func startBoard(ctx context.Context, hub *framework.Hub, address string) (string, error) {
+	ln, err := board.ListenLoopback(address)
+	if err != nil {
+		return "", err
+	}
+	srv := board.New(hub.Admin)
+	link, _, err := srv.Link(ctx, logicalcluster.NewPath("root:fleet"), hub.Admin)
+	if err != nil {
+		ln.Close()
+		return "", fmt.Errorf("starting the fleet board: %w", err)
+	}
+	go func() {
+		if err := srv.Serve(ctx, ln); err != nil {
+			say("The fleet board stopped: %v", err)
+		}
+	}()
+	return "http://" + ln.Addr().String() + link, nil
 }
 
 // startHub starts the hub: one fleet-hub process, or a root shard, further
@@ -171,7 +200,7 @@ func samplesDir(bin string) string {
 	return dir
 }
 
-func printNextSteps(hub *framework.Hub, members []*framework.Member) {
+func printNextSteps(hub *framework.Hub, members []*framework.Member, boardLink string) {
 	bin, _ := filepath.Abs(framework.BinDir())
 	samples := samplesDir(bin)
 	fmt.Printf(`
@@ -196,5 +225,6 @@ Member clusters' kubeconfigs:
 	for _, m := range members {
 		fmt.Printf("  %-10s %s\n", m.Name, m.MetricsURL())
 	}
+	fmt.Printf("\nThe fleet board (docs/board.md), signed in as the platform admin by this link, once; teams sign in\nwith a token there, or run kubectl fleet board in their workspace:\n  %s\n", boardLink)
 	fmt.Println("\nPress Ctrl-C to stop everything; the hub's state is kept in its root dir.")
 }

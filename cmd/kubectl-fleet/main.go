@@ -3,9 +3,12 @@
 package main
 
 import (
+	"context"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/app"
 )
@@ -15,7 +18,12 @@ func main() {
 	if strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe") == "kubectl-ws" {
 		cmd.SetArgs(append([]string{"ws"}, os.Args[1:]...))
 	}
-	if err := cmd.Execute(); err != nil {
+	// Ctrl-C cancels the command's context: a long-running command (the
+	// board, a drain) stops cleanly.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := cmd.ExecuteContext(ctx)
+	stop()
+	if err != nil {
 		os.Exit(1)
 	}
 }

@@ -1,6 +1,8 @@
 package v1beta1
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -790,6 +792,19 @@ type ResourceIdentifier struct {
 	// Envelope is set when the resource was wrapped in an envelope.
 	// +optional
 	Envelope *EnvelopeIdentifier `json:"envelope,omitempty"`
+}
+
+// Describe names the resource for people: its kind, namespace/name, and
+// the envelope it came in.
+func (id ResourceIdentifier) Describe() string {
+	name := id.Kind + " " + id.Name
+	if id.Namespace != "" {
+		name = fmt.Sprintf("%s %s/%s", id.Kind, id.Namespace, id.Name)
+	}
+	if id.Envelope != nil {
+		name += fmt.Sprintf(" (in %s %s)", id.Envelope.Type, id.Envelope.Name)
+	}
+	return name
 }
 
 // NamespacedName references a namespaced object.

@@ -9,6 +9,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/approve"
+	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/board"
 	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/drain"
 	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/join"
 	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/status"
@@ -31,6 +32,7 @@ func NewCommand() *cobra.Command {
 		join.NewJoinCommand(flags, streams),
 		join.NewUnjoinCommand(flags, streams),
 		approve.NewCommand(flags, streams),
+		board.NewCommand(flags, streams),
 		drain.NewCordonCommand(flags, streams),
 		drain.NewUncordonCommand(flags, streams),
 		drain.NewDrainCommand(flags, streams),

@@ -1,21 +1,18 @@
 // Package approve implements `kubectl fleet approve`: approving a staged
-// update run's approval request by setting its Approved condition, as a
-// status merge patch would.
+// update run's approval request.
 package approve
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/hub"
+	"github.com/fleetplane/fleetplane/internal/approval"
 )
 
 // NewCommand returns `kubectl fleet approve KIND NAME`.
@@ -35,7 +32,7 @@ ClusterStagedUpdateRuns; namespaced ApprovalRequests gate StagedUpdateRuns.`,
   kubectl fleet approve approvalrequest web-run-before-prod -n web --message "canary metrics look good"`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req, err := newRequest(args[0])
+			req, err := approval.NewRequest(args[0])
 			if err != nil {
 				return err
 			}
@@ -55,7 +52,7 @@ ClusterStagedUpdateRuns; namespaced ApprovalRequests gate StagedUpdateRuns.`,
 			if err := ws.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: args[1]}, req); err != nil {
 				return fmt.Errorf("getting %s %s in workspace %s: %w", args[0], args[1], ws.Path, err)
 			}
-			if err := approve(cmd, ws, req, message); err != nil {
+			if err := approval.Approve(cmd.Context(), ws, req, message); err != nil {
 				return err
 			}
 			fmt.Fprintf(streams.Out, "%s %s approved: update run %s goes on past stage %s\n", args[0], args[1],
@@ -65,27 +62,4 @@ ClusterStagedUpdateRuns; namespaced ApprovalRequests gate StagedUpdateRuns.`,
 	}
 	cmd.Flags().StringVar(&message, "message", "approved with kubectl fleet approve", "why the stage is approved, recorded in the condition")
 	return cmd
-}
-
-func newRequest(kind string) (placementv1beta1.ApprovalRequestObj, error) {
-	switch kind {
-	case "clusterapprovalrequest", "clusterapprovalrequests", "careq":
-		return &placementv1beta1.ClusterApprovalRequest{}, nil
-	case "approvalrequest", "approvalrequests", "areq":
-		return &placementv1beta1.ApprovalRequest{}, nil
-	}
-	return nil, fmt.Errorf("cannot approve a %q: the kind must be clusterapprovalrequest (for ClusterStagedUpdateRuns) or approvalrequest (for StagedUpdateRuns)", kind)
-}
-
-func approve(cmd *cobra.Command, ws *hub.Workspace, req placementv1beta1.ApprovalRequestObj, message string) error {
-	patch := client.MergeFrom(req.DeepCopyObject().(client.Object))
-	st := req.GetApprovalRequestStatus()
-	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-		Type: placementv1beta1.ApprovalRequestConditionApproved, Status: metav1.ConditionTrue, Reason: "ApprovedByUser",
-		Message: message, ObservedGeneration: req.GetGeneration(), LastTransitionTime: metav1.NewTime(time.Now()),
-	})
-	if err := ws.Status().Patch(cmd.Context(), req, patch); err != nil {
-		return fmt.Errorf("approving %s: %w", req.GetName(), err)
-	}
-	return nil
 }

@@ -92,6 +92,11 @@ func pathOf(host string) (logicalcluster.Path, error) {
 
 // URLOf points a hub URL at a workspace, whatever workspace it names.
 func URLOf(host string, path logicalcluster.Path) string {
+	return strings.TrimSuffix(BaseURL(host), "/") + path.RequestPath()
+}
+
+// BaseURL is a hub URL without the workspace it names.
+func BaseURL(host string) string {
 	u, err := url.Parse(host)
 	if err != nil {
 		return host
@@ -99,7 +104,6 @@ func URLOf(host string, path logicalcluster.Path) string {
 	if i := strings.Index(u.Path, "/clusters/"); i >= 0 {
 		u.Path = u.Path[:i]
 	}
-	u.Path = strings.TrimSuffix(u.Path, "/") + path.RequestPath()
 	return u.String()
 }
 

@@ -52,7 +52,7 @@ func workloadTable(out io.Writer, objects []placementv1beta1.ObjectWorkloadRepor
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "OBJECT\tCLUSTER\tAVAILABLE\tREADY\tDETAILS")
 	for _, o := range objects {
-		fmt.Fprintf(w, "%s\t%s\t%d/%d\t%s\t\n", objectName(o.ResourceIdentifier), "(all)", o.AvailableClusters, o.PlacedClusters, ready(o.ReadyReplicas, o.Replicas))
+		fmt.Fprintf(w, "%s\t%s\t%d/%d\t%s\t\n", o.Describe(), "(all)", o.AvailableClusters, o.PlacedClusters, ready(o.ReadyReplicas, o.Replicas))
 		for _, c := range o.Clusters {
 			var replicas, readyReplicas *int32
 			if c.Workload != nil {
@@ -62,17 +62,6 @@ func workloadTable(out io.Writer, objects []placementv1beta1.ObjectWorkloadRepor
 		}
 	}
 	return w.Flush()
-}
-
-func objectName(id placementv1beta1.ResourceIdentifier) string {
-	name := id.Kind + " " + id.Name
-	if id.Namespace != "" {
-		name = fmt.Sprintf("%s %s/%s", id.Kind, id.Namespace, id.Name)
-	}
-	if id.Envelope != nil {
-		name += fmt.Sprintf(" (in %s %s)", id.Envelope.Type, id.Envelope.Name)
-	}
-	return name
 }
 
 func ready(readyReplicas, replicas *int32) string {

@@ -1,0 +1,126 @@
+package board
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
+)
+
+// The suite runs one hub, three real member clusters (a canary and two
+// prod), one board served by `kubectl fleet board` as the platform admin,
+// and one headless Chromium that the specs drive.
+var (
+	hub      *framework.Hub
+	scheme   = runtime.NewScheme()
+	dir      string
+	boardURL string
+	// adminLink signs the platform admin in, once.
+	adminLink string
+	browser   context.Context
+)
+
+const (
+	timeout  = 2 * time.Minute
+	interval = 250 * time.Millisecond
+)
+
+func TestBoard(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Board suite")
+}
+
+func init() {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, placementv1beta1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			panic(err)
+		}
+	}
+}
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	SetDefaultEventuallyTimeout(timeout)
+	SetDefaultEventuallyPollingInterval(interval)
+	dir = framework.SuiteDir("fleet-board-e2e-")
+	browser = startBrowser()
+	hub, _ = framework.StartFleet(ctx, "fleet-board-e2e-", nil, []framework.MemberSpec{
+		{Name: "member-1", Labels: map[string]string{"env": "canary"}, Nodes: framework.Nodes("m1", 1, "4", "8Gi", nil)},
+		{Name: "member-2", Labels: map[string]string{"env": "prod", "region": "eastus"}, Nodes: framework.Nodes("m2", 1, "4", "8Gi", nil)},
+		{Name: "member-3", Labels: map[string]string{"env": "prod", "region": "westus"}, Nodes: framework.Nodes("m3", 1, "4", "8Gi", nil)},
+	})
+	boardURL, adminLink = startBoard()
+}, NodeTimeout(10*time.Minute))
+
+// chromium is Debian's Chromium, which `make test` installs. Without it
+// the suite fails: a browser spec never passes by being skipped.
+func chromium() string {
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		Fail("the board's browser specs need Debian's chromium (/usr/bin/chromium): run `make test`, which installs it, or `apt-get install chromium`")
+	}
+	return path
+}
+
+// startBrowser starts headless Chromium with a profile of its own, without
+// the background traffic this machine's closed network refuses.
+func startBrowser() context.Context {
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromium()), chromedp.Headless, chromedp.NoSandbox, chromedp.UserDataDir(filepath.Join(dir, "chromium")),
+		chromedp.WindowSize(1400, 900), chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true))
+	DeferCleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(alloc)
+	DeferCleanup(cancel)
+	// The first run starts the browser, for as long as ctx lives.
+	Expect(chromedp.Do(ctx, chromedp.Navigate("about:blank"))).To(Succeed(), "starting %s", chromium())
+	return ctx
+}
+
+var linkLine = regexp.MustCompile(`http://(127\.0\.0\.1:\d+)(/login\?token=\S+)`)
+
+// startBoard runs `kubectl fleet board` as the platform admin in
+// root:fleet on a free port and reads the link it prints.
+func startBoard() (string, string) {
+	cmd := exec.Command(filepath.Join(framework.BinDir(), "kubectl-fleet"), "board", "--address", "127.0.0.1:0",
+		"--kubeconfig", hub.KubeconfigPath(), "--server", hub.Config("root:fleet").Host)
+	out, err := cmd.StdoutPipe()
+	Expect(err).NotTo(HaveOccurred())
+	logFile, err := os.Create(filepath.Join(dir, "board.log"))
+	Expect(err).NotTo(HaveOccurred())
+	cmd.Stderr = logFile
+	Expect(cmd.Start()).To(Succeed())
+	DeferCleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		logFile.Close()
+	})
+	lines := bufio.NewScanner(out)
+	for lines.Scan() {
+		GinkgoWriter.Println("board:", lines.Text())
+		if m := linkLine.FindStringSubmatch(lines.Text()); m != nil {
+			go func() {
+				for lines.Scan() {
+					GinkgoWriter.Println("board:", lines.Text())
+				}
+			}()
+			return "http://" + m[1], "http://" + m[1] + m[2]
+		}
+	}
+	Fail(fmt.Sprintf("kubectl fleet board printed no link (its log: %s)", filepath.Join(dir, "board.log")))
+	return "", ""
+}
