@@ -185,13 +185,15 @@ clean:
 
 ## bench: performance benchmarks: the scheduler (one PickN(100) decision over
 ## 1,000 member clusters with affinity and topology spread; target p99 <= 20ms),
-## the syncer cache's memory per placed object,
+## the syncer cache's memory per placed object, the board's views of
+## 1,000 placements of 100 clusters over 1,000 members (time and size),
 ## a 300-member pass of the scale harness (with 100 placements of 30 clusters
 ## present for the loaded figures and a hub restart) and the figures of 3 real
 ## members (test/scale --real-members 3); results and profiles in _output/
 bench: build cluster-bins
 	$(GO) test ./controllers/scheduler/framework/ -run '^$$' -bench . -benchtime 3s -benchmem
 	$(GO) test ./syncer/workapplier/ -run '^$$' -bench CachedObjectMemory -benchtime 3x
+	$(GO) test ./board/ -run '^$$' -bench View -benchtime 10x
 	mkdir -p _output
 	FLEET_BIN_DIR=$(BIN) $(GO) run ./test/scale --members 300 --heartbeat-spread 20s --load 100 --load-pick 30 --settle-restarted=false --out $(CURDIR)/_output/scale-300.json --profile-dir $(CURDIR)/_output
 	FLEET_BIN_DIR=$(BIN) $(GO) run ./test/scale --real-members 3 --out $(CURDIR)/_output/scale-real3.json --profile-dir $(CURDIR)/_output

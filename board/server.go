@@ -8,21 +8,20 @@ package board
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	kcptenancyv1alpha1 "github.com/kcp-dev/kcp/sdk/apis/tenancy/v1alpha1"
 	"github.com/kcp-dev/logicalcluster/v3"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -88,8 +87,7 @@ func New(base *rest.Config) *Server {
 	s.mux.HandleFunc("POST /api/signin", s.signIn)
 	s.mux.HandleFunc("POST /api/signout", s.withSession(s.signOut))
 	s.mux.HandleFunc("GET /api/session", s.withSession(s.session))
-	s.mux.HandleFunc("GET /api/overview", s.withSession(s.overview))
-	s.mux.HandleFunc("GET /api/placement", s.withSession(s.placementPage))
+	s.mux.HandleFunc("GET /api/view", s.withSession(s.view))
 	s.mux.HandleFunc("GET /api/stream", s.withSession(s.stream))
 	s.mux.HandleFunc("POST /api/approve", s.withSession(s.approve))
 	return s
@@ -244,16 +242,21 @@ func (s *Server) withSession(h func(http.ResponseWriter, *http.Request, *session
 	}
 }
 
+// pathOf is the workspace a request names, or the session's own.
+func (s *Server) pathOf(r *http.Request, sess *session) (logicalcluster.Path, error) {
+	if p := r.URL.Query().Get("workspace"); p != "" {
+		return workspacePath(p)
+	}
+	return sess.home, nil
+}
+
 // watchOf returns the session's watch of the workspace the request names
 // (the session's own if it names none), or answers with why not.
 func (s *Server) watchOf(w http.ResponseWriter, r *http.Request, sess *session) (*workspaceWatch, bool) {
-	path := sess.home
-	if p := r.URL.Query().Get("workspace"); p != "" {
-		var err error
-		if path, err = workspacePath(p); err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return nil, false
-		}
+	path, err := s.pathOf(r, sess)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return nil, false
 	}
 	watch, err := s.watches.get(r.Context(), sess, path)
 	if err != nil {
@@ -263,70 +266,101 @@ func (s *Server) watchOf(w http.ResponseWriter, r *http.Request, sess *session) 
 	return watch, true
 }
 
-func (s *Server) overview(w http.ResponseWriter, r *http.Request, sess *session) {
+// viewOf computes the view a request names: clusters, placements, events,
+// or placement (with namespace and name).
+func (s *Server) viewOf(ctx context.Context, sess *session, watch *workspaceWatch, q url.Values) (any, error) {
+	switch q.Get("view") {
+	case "clusters":
+		return watch.clustersView(ctx)
+	case "placements":
+		return watch.placementsView(ctx)
+	case "events":
+		return watch.eventsView(ctx)
+	case "placement":
+		return watch.placement(ctx, q.Get("namespace"), q.Get("name"), func(ctx context.Context, kind, namespace string) bool {
+			return watch.mayApprove(ctx, sess.config, kind, namespace)
+		})
+	}
+	return nil, badRequest{fmt.Sprintf("no view %q: ask for clusters, placements, events or placement", q.Get("view"))}
+}
+
+// view answers one view, once.
+func (s *Server) view(w http.ResponseWriter, r *http.Request, sess *session) {
 	watch, ok := s.watchOf(w, r, sess)
 	if !ok {
 		return
 	}
-	o, err := watch.overview(r.Context(), sess.user)
+	v, err := s.viewOf(r.Context(), sess, watch, r.URL.Query())
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
+		writeError(w, errorStatus(err), err.Error())
 		return
 	}
-	writeJSON(w, o)
+	writeJSON(w, v)
 }
 
-func (s *Server) placementPage(w http.ResponseWriter, r *http.Request, sess *session) {
-	watch, ok := s.watchOf(w, r, sess)
-	if !ok {
-		return
-	}
-	q := r.URL.Query()
-	d, err := watch.placement(r.Context(), q.Get("namespace"), q.Get("name"), func(ctx context.Context, kind, namespace string) bool {
-		return mayApprove(ctx, sess.config, watch.path, kind, namespace)
-	})
-	var nf notFound
-	switch {
-	case errors.As(err, &nf):
-		writeError(w, http.StatusNotFound, err.Error())
-	case err != nil:
-		writeError(w, http.StatusInternalServerError, err.Error())
-	default:
-		writeJSON(w, d)
-	}
-}
-
-// stream tells the page, as Server-Sent Events, each time the workspace
-// changed; the page then reads the view it shows again.
+// stream sends a view as Server-Sent Events: at once, then each time a
+// change in the workspace changes it. A change that leaves the view as it
+// was (a heartbeat, a status the view does not show) sends nothing.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, sess *session) {
-	watch, ok := s.watchOf(w, r, sess)
-	if !ok {
-		return
-	}
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		writeError(w, http.StatusInternalServerError, "this server cannot stream")
 		return
 	}
-	changes, done := watch.subscribe()
-	defer done()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	fmt.Fprint(w, "retry: 2000\n\n")
-	flusher.Flush()
+	path, err := s.pathOf(r, sess)
+	var watch *workspaceWatch
+	if err == nil {
+		watch, err = s.watches.get(r.Context(), sess, path)
+	}
+	if err != nil {
+		// An EventSource cannot read an error's body: the page hears it as
+		// an event, and stops.
+		sendEvent(w, flusher, "failure", map[string]string{"error": err.Error()})
+		return
+	}
+	changes, done := watch.subscribe()
+	defer done()
+	var last [sha256.Size]byte
+	for {
+		v, err := s.viewOf(r.Context(), sess, watch, r.URL.Query())
+		if err != nil {
+			sendEvent(w, flusher, "failure", map[string]string{"error": err.Error()})
+		} else if data, err := json.Marshal(v); err == nil && sha256.Sum256(data) != last {
+			last = sha256.Sum256(data)
+			fmt.Fprintf(w, "event: view\ndata: %s\n\n", data)
+			flusher.Flush()
+		}
+		if !nextChange(r.Context(), w, flusher, changes) {
+			return
+		}
+	}
+}
+
+// nextChange waits for the next change, saying that the stream is alive
+// meanwhile; false when the page went away.
+func nextChange(ctx context.Context, w http.ResponseWriter, flusher http.Flusher, changes <-chan uint64) bool {
 	ping := time.NewTicker(keepAlive)
 	defer ping.Stop()
 	for {
 		select {
-		case <-r.Context().Done():
-			return
-		case v := <-changes:
-			fmt.Fprintf(w, "event: changed\ndata: %d\n\n", v)
+		case <-ctx.Done():
+			return false
+		case <-changes:
+			return true
 		case <-ping.C:
 			fmt.Fprint(w, ": alive\n\n")
+			flusher.Flush()
 		}
-		flusher.Flush()
 	}
+}
+
+func sendEvent(w http.ResponseWriter, flusher http.Flusher, event string, v any) {
+	data, _ := json.Marshal(v)
+	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data)
+	flusher.Flush()
 }
 
 type approveRequest struct {
@@ -372,25 +406,6 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, sess *session) 
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// mayApprove asks the hub whether the caller may update the status of
-// approval requests of kind in namespace.
-func mayApprove(ctx context.Context, config *rest.Config, path logicalcluster.Path, kind, namespace string) bool {
-	kube, err := kubernetes.NewForConfig(inWorkspace(config, path))
-	if err != nil {
-		return false
-	}
-	resource := "clusterapprovalrequests"
-	if kind == kindApprovalRequest {
-		resource = "approvalrequests"
-	}
-	review, err := kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
-		Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Verb: "patch", Group: placementv1beta1.GroupVersion.Group, Resource: resource, Subresource: "status", Namespace: namespace,
-		}},
-	}, metav1.CreateOptions{})
-	return err == nil && review.Status.Allowed
-}
-
 func workspacePath(p string) (logicalcluster.Path, error) {
 	path := logicalcluster.NewPath(strings.TrimPrefix(strings.TrimSpace(p), ":"))
 	if !path.IsValid() || path.Empty() {
@@ -420,6 +435,23 @@ func statusOf(err error) int {
 type notFound struct{ msg string }
 
 func (e notFound) Error() string { return e.msg }
+
+// badRequest is a request for a view that does not exist.
+type badRequest struct{ msg string }
+
+func (e badRequest) Error() string { return e.msg }
+
+func errorStatus(err error) int {
+	var nf notFound
+	var br badRequest
+	switch {
+	case errors.As(err, &nf):
+		return http.StatusNotFound
+	case errors.As(err, &br):
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}
 
 func errNotFound(msg string) error { return notFound{msg} }
 

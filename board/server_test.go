@@ -33,7 +33,7 @@ func TestALinkSignsInOnce(t *testing.T) {
 
 func TestTheAPIWantsASession(t *testing.T) {
 	s := New(&rest.Config{Host: "https://hub.example:6443"})
-	for _, path := range []string{"/api/session", "/api/overview", "/api/placement?name=x", "/api/stream"} {
+	for _, path := range []string{"/api/session", "/api/view?view=clusters", "/api/view?view=placement&name=x", "/api/stream?view=events"} {
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 		if rec.Code != http.StatusUnauthorized {

@@ -2,8 +2,10 @@ package board
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,32 +33,78 @@ const (
 // recentEvents is how many events the events pane shows.
 const recentEvents = 100
 
-// Overview is what the fleet map, the placements grid and the events pane
-// show of one workspace.
-type Overview struct {
-	Workspace  string             `json:"workspace"`
-	User       string             `json:"user"`
-	Clusters   []Cluster          `json:"clusters"`
-	Placements []PlacementSummary `json:"placements"`
-	Events     []Event            `json:"events"`
-	// ClusterSource says where the clusters come from: the MemberClusters
-	// of root:fleet, the workspace's ClusterProfiles, or, for a team
-	// without either, the clusters its placements name.
-	ClusterSource string `json:"clusterSource"`
+// ClustersView is the fleet map.
+type ClustersView struct {
+	Clusters []Cluster `json:"clusters"`
+	// Source says where the clusters come from: the MemberClusters of
+	// root:fleet, the workspace's ClusterProfiles, or, for a team without
+	// either, the clusters its placements are on.
+	Source string `json:"source"`
+}
+
+// PlacementsView is the grid: a row per placement, a column per cluster.
+// At 1,000 placements of 100 clusters it holds 100,000 cells, so a cell
+// names its cluster and state by their index in Clusters and States.
+type PlacementsView struct {
+	States     []string  `json:"states"`
+	Clusters   []string  `json:"clusters"`
+	Placements []GridRow `json:"placements"`
+}
+
+// GridRow is a placement in the grid.
+type GridRow struct {
+	Kind      string     `json:"kind"`
+	Namespace string     `json:"namespace,omitempty"`
+	Name      string     `json:"name"`
+	Policy    string     `json:"policy"`
+	State     string     `json:"state"`
+	Reason    string     `json:"reason,omitempty"`
+	Available int        `json:"available"`
+	Cells     []GridCell `json:"cells"`
+}
+
+// GridCell is a placement's state on a cluster: [cluster, state] or
+// [cluster, state, reason] in JSON.
+type GridCell struct {
+	Cluster, State int
+	Reason         string
+}
+
+// MarshalJSON writes the cell as a short array.
+func (c GridCell) MarshalJSON() ([]byte, error) {
+	out := []byte{'['}
+	out = strconv.AppendInt(out, int64(c.Cluster), 10)
+	out = append(out, ',')
+	out = strconv.AppendInt(out, int64(c.State), 10)
+	if c.Reason != "" {
+		reason, err := json.Marshal(c.Reason)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, ','), reason...)
+	}
+	return append(out, ']'), nil
+}
+
+// cellStates are the grid's states, in the order the page's legend shows them.
+var cellStates = []string{StateScheduled, StateRollingOut, StateApplied, StateAvailable, StateFailed, StateDrifted, StateDiffed}
+
+// EventsView is the workspace's newest events.
+type EventsView struct {
+	Events []Event `json:"events"`
 }
 
 // Cluster is a tile of the fleet map.
 type Cluster struct {
-	Name          string            `json:"name"`
-	Health        string            `json:"health"`
-	Message       string            `json:"message,omitempty"`
-	Labels        map[string]string `json:"labels,omitempty"`
-	Properties    map[string]string `json:"properties,omitempty"`
-	Taints        []string          `json:"taints,omitempty"`
-	Grants        []string          `json:"grants,omitempty"`
-	Cordoned      bool              `json:"cordoned,omitempty"`
-	Leaving       bool              `json:"leaving,omitempty"`
-	LastHeartbeat *metav1.Time      `json:"lastHeartbeat,omitempty"`
+	Name       string            `json:"name"`
+	Health     string            `json:"health"`
+	Message    string            `json:"message,omitempty"`
+	Labels     map[string]string `json:"labels,omitempty"`
+	Properties map[string]string `json:"properties,omitempty"`
+	Taints     []string          `json:"taints,omitempty"`
+	Grants     []string          `json:"grants,omitempty"`
+	Cordoned   bool              `json:"cordoned,omitempty"`
+	Leaving    bool              `json:"leaving,omitempty"`
 }
 
 // PlacementSummary is a row of the grid: the placement and its state on
@@ -89,22 +137,76 @@ type Event struct {
 	Time    time.Time `json:"time"`
 }
 
-func (w *workspaceWatch) overview(ctx context.Context, user string) (*Overview, error) {
+func (w *workspaceWatch) clustersView(ctx context.Context) (*ClustersView, error) {
+	placements, err := w.summaries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v := &ClustersView{}
+	v.Clusters, v.Source, err = w.clusters(ctx, placements)
+	return v, err
+}
+
+func (w *workspaceWatch) placementsView(ctx context.Context) (*PlacementsView, error) {
+	placements, err := w.summaries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	clusters, _, err := w.clusters(ctx, placements)
+	if err != nil {
+		return nil, err
+	}
+	return grid(placements, clusters), nil
+}
+
+// grid lays the placements out against the clusters: those of the fleet
+// map, and any other a placement is on (a member that left).
+func grid(placements []PlacementSummary, clusters []Cluster) *PlacementsView {
+	v := &PlacementsView{States: cellStates, Clusters: make([]string, 0, len(clusters)), Placements: make([]GridRow, 0, len(placements))}
+	column := map[string]int{}
+	columnOf := func(name string) int {
+		i, ok := column[name]
+		if !ok {
+			i = len(v.Clusters)
+			column[name] = i
+			v.Clusters = append(v.Clusters, name)
+		}
+		return i
+	}
+	for _, c := range clusters {
+		columnOf(c.Name)
+	}
+	state := map[string]int{}
+	for i, s := range cellStates {
+		state[s] = i
+	}
+	for _, p := range placements {
+		row := GridRow{Kind: p.Kind, Namespace: p.Namespace, Name: p.Name, Policy: p.Policy, State: p.State, Reason: p.Reason,
+			Available: p.Available, Cells: make([]GridCell, 0, len(p.Cells))}
+		for name, cell := range p.Cells {
+			row.Cells = append(row.Cells, GridCell{Cluster: columnOf(name), State: state[cell.State], Reason: cell.Reason})
+		}
+		sort.Slice(row.Cells, func(i, j int) bool { return row.Cells[i].Cluster < row.Cells[j].Cluster })
+		v.Placements = append(v.Placements, row)
+	}
+	return v
+}
+
+func (w *workspaceWatch) eventsView(ctx context.Context) (*EventsView, error) {
+	events, err := w.events(ctx, nil)
+	return &EventsView{Events: events}, err
+}
+
+func (w *workspaceWatch) summaries(ctx context.Context) ([]PlacementSummary, error) {
 	placements, err := w.placements(ctx)
 	if err != nil {
 		return nil, err
 	}
-	o := &Overview{Workspace: w.path.String(), User: user, Placements: make([]PlacementSummary, 0, len(placements))}
+	out := make([]PlacementSummary, 0, len(placements))
 	for _, p := range placements {
-		o.Placements = append(o.Placements, summarize(p))
+		out = append(out, summarize(p))
 	}
-	if o.Clusters, o.ClusterSource, err = w.clusters(ctx, o.Placements); err != nil {
-		return nil, err
-	}
-	if o.Events, err = w.events(ctx, nil); err != nil {
-		return nil, err
-	}
-	return o, nil
+	return out, nil
 }
 
 // placements lists the workspace's ClusterResourcePlacements and
@@ -155,7 +257,10 @@ func summarize(p placementv1beta1.PlacementObj) PlacementSummary {
 			cell.Reason = failureLine(c.FailedPlacements[0])
 		}
 		if cell.State == StateAvailable {
+			// The reason says nothing more here; at 1,000 placements of
+			// 100 clusters it would be most of the grid's bytes.
 			s.Available++
+			cell.Reason = ""
 		}
 		s.Cells[c.ClusterName] = cell
 	}
@@ -294,7 +399,7 @@ func (w *workspaceWatch) memberClusters(ctx context.Context) ([]Cluster, error) 
 	for i := range members.Items {
 		m := &members.Items[i]
 		c := Cluster{Name: m.Name, Labels: m.Labels, Grants: grantsOf[m.Name], Leaving: m.DeletionTimestamp != nil, Properties: map[string]string{}}
-		c.Health, c.Message, c.LastHeartbeat = memberHealth(m)
+		c.Health, c.Message = memberHealth(m)
 		for _, t := range m.Spec.Taints {
 			c.Taints = append(c.Taints, fmt.Sprintf("%s=%s:%s", t.Key, t.Value, t.Effect))
 			c.Cordoned = c.Cordoned || (t.Key == clusterv1beta1.CordonTaintKey && t.Value == clusterv1beta1.CordonTaintValue)
@@ -311,25 +416,23 @@ func (w *workspaceWatch) memberClusters(ctx context.Context) ([]Cluster, error) 
 	return out, nil
 }
 
-// memberHealth is joined and heartbeating, or why not.
-func memberHealth(m *clusterv1beta1.MemberCluster) (string, string, *metav1.Time) {
-	var heartbeat *metav1.Time
+// memberHealth is joined and heartbeating, or why not. A heartbeat's time
+// is left out: it would change every tile every minute, and the health
+// says what it means.
+func memberHealth(m *clusterv1beta1.MemberCluster) (string, string) {
 	for _, a := range m.Status.AgentStatus {
-		if !a.LastReceivedHeartbeat.IsZero() {
-			heartbeat = a.LastReceivedHeartbeat.DeepCopy()
-		}
 		if c := meta.FindStatusCondition(a.Conditions, clusterv1beta1.AgentHealthy); c != nil && c.Status != metav1.ConditionTrue {
-			return "unhealthy", because(c), heartbeat
+			return "unhealthy", because(c)
 		}
 	}
 	joined := meta.FindStatusCondition(m.Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterJoined)
 	switch {
 	case joined == nil:
-		return "joining", "the member's syncer has not reported yet", heartbeat
+		return "joining", "the member's syncer has not reported yet"
 	case joined.Status != metav1.ConditionTrue:
-		return "joining", because(joined), heartbeat
+		return "joining", because(joined)
 	}
-	return "healthy", because(joined), heartbeat
+	return "healthy", because(joined)
 }
 
 func (w *workspaceWatch) clusterProfiles(ctx context.Context) ([]Cluster, error) {

@@ -1,6 +1,7 @@
 package board
 
 import (
+	"encoding/json"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,5 +113,20 @@ func TestStagesShowTheirApprovals(t *testing.T) {
 	}
 	if got := stageOf(s, kindClusterApprovalRequest, map[string]bool{"run-after-canary": true}); !got.Approvals[0].Approved {
 		t.Error("an approved request does not read as approved")
+	}
+}
+
+func TestGridNamesClustersAndStatesByIndex(t *testing.T) {
+	placements := []PlacementSummary{{Kind: "ClusterResourcePlacement", Name: "web", State: StateFailed,
+		Cells: map[string]Cell{"b": {State: StateAvailable}, "gone": {State: StateFailed, Reason: `ApplyFailed: "x"`}}}}
+	v := grid(placements, []Cluster{{Name: "a"}, {Name: "b"}})
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"states":["scheduled","rolling out","applied","available","failed","drifted","diffed"],"clusters":["a","b","gone"],` +
+		`"placements":[{"kind":"ClusterResourcePlacement","name":"web","policy":"","state":"failed","available":0,"cells":[[1,3],[2,4,"ApplyFailed: \"x\""]]}]}`
+	if string(data) != want {
+		t.Errorf("grid =\n%s\nwant\n%s", data, want)
 	}
 }

@@ -41,20 +41,20 @@ function Tile({ c }) {
 
 // Clusters is the fleet map: a tile per cluster with its health,
 // properties, taints and grants; cordoned and leaving clusters marked.
-export function Clusters({ overview }) {
+export function Clusters({ data }) {
   const [filter, setFilter] = useState('')
-  const clusters = overview.clusters.filter((c) => matches(c, filter))
+  const clusters = data.clusters.filter((c) => matches(c, filter))
   const perRow = Math.max(1, Math.floor((window.innerWidth - 40) / tileWidth))
   const rows = []
   for (let i = 0; i < clusters.length; i += perRow) rows.push(clusters.slice(i, i + perRow))
   const counts = {}
-  for (const c of overview.clusters) counts[c.health] = (counts[c.health] || 0) + 1
+  for (const c of data.clusters) counts[c.health] = (counts[c.health] || 0) + 1
   return (
     <section>
       <div class="toolbar">
         <h2>Clusters</h2>
         <span class="muted">
-          {overview.clusters.length} from {overview.clusterSource}
+          {data.clusters.length} from {data.source}
           {Object.entries(counts).map(([h, n]) => ` · ${n} ${h}`)}
         </span>
         <input placeholder="filter: name, label, grant, health" value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />

@@ -30,13 +30,13 @@ export function EventTable({ events }) {
 }
 
 // Events is the workspace's newest events.
-export function Events({ overview }) {
+export function Events({ data }) {
   return (
     <section>
       <div class="toolbar">
         <h2>Recent events</h2>
       </div>
-      <EventTable events={overview.events} />
+      <EventTable events={data.events} />
     </section>
   )
 }

@@ -1,8 +1,6 @@
-import { useState } from 'preact/hooks'
+import { useMemo, useState } from 'preact/hooks'
 import { href } from './route.js'
 import { VirtualGrid } from './virtual.jsx'
-
-export const states = ['scheduled', 'rolling out', 'applied', 'available', 'failed', 'drifted', 'diffed']
 
 export function StateBadge({ state, reason }) {
   return (
@@ -12,35 +10,49 @@ export function StateBadge({ state, reason }) {
   )
 }
 
+// rowsOf turns the server's compact rows (cells as [cluster, state,
+// reason?] indexes) into rows with a cell per cluster name.
+function rowsOf(data) {
+  return data.placements.map((p) => {
+    const cells = {}
+    for (const [c, st, reason] of p.cells) cells[data.clusters[c]] = { state: data.states[st], reason }
+    return { ...p, cells }
+  })
+}
+
 // Grid shows placements against clusters, a cell per placement on a
 // cluster, coloured by its state; the reason shows on hover.
-export function Grid({ overview, ws }) {
+export function Grid({ data, ws }) {
   const [filter, setFilter] = useState('')
   const [allClusters, setAllClusters] = useState(false)
+  const rows = useMemo(() => rowsOf(data), [data])
   const f = filter.toLowerCase()
-  const placements = overview.placements.filter((p) => !f || `${p.namespace}/${p.name}`.toLowerCase().includes(f))
+  const placements = rows.filter((p) => !f || `${p.namespace || ''}/${p.name}`.toLowerCase().includes(f))
   const used = new Set()
   for (const p of placements) for (const c in p.cells) used.add(c)
-  const clusters = allClusters ? overview.clusters.map((c) => c.name) : [...used].sort()
+  const clusters = allClusters ? data.clusters : [...used].sort()
   return (
     <section>
       <div class="toolbar">
         <h2>Placements</h2>
         <span class="muted">
-          {overview.placements.length} placements on {used.size} clusters
+          {rows.length} placements on {used.size} clusters
         </span>
         <input placeholder="filter placements" value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />
         <label>
           <input type="checkbox" checked={allClusters} onChange={(e) => setAllClusters(e.currentTarget.checked)} /> all clusters
         </label>
         <span class="legend">
-          {states.map((s) => (
+          {data.states.map((s) => (
             <StateBadge key={s} state={s} />
           ))}
         </span>
       </div>
       {placements.length === 0 ? (
-        <p class="muted">No placements in {ws}{filter ? ' for this filter' : ''}.</p>
+        <p class="muted">
+          No placements in {ws}
+          {filter ? ' for this filter' : ''}.
+        </p>
       ) : (
         <VirtualGrid
           rows={placements}

@@ -1,49 +1,26 @@
 import { useEffect, useState } from 'preact/hooks'
-import { get } from './api.js'
 
-// useLive reads a view and reads it again each time the server says the
-// workspace changed (Server-Sent Events), never on a timer. Reads do not
-// overlap: a change during a read starts one more read after it.
-export function useLive(path, params) {
-  const key = JSON.stringify([path, params])
+// useLive shows a view the server streams (Server-Sent Events): the view
+// at once, then again each time a change in the workspace changes it.
+// Nothing polls. After a lost connection the browser reconnects by itself
+// and the server sends the view as it is then.
+export function useLive(params) {
+  const key = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== '')).toString()
   const [state, setState] = useState({ data: null, error: null, loading: true })
   useEffect(() => {
-    let closed = false
-    let reading = false
-    let again = false
-    const read = async () => {
-      if (reading) {
-        again = true
-        return
-      }
-      reading = true
-      try {
-        const data = await get(path, params)
-        if (!closed) setState({ data, error: null, loading: false })
-      } catch (e) {
-        if (!closed) setState((s) => ({ data: s.data, error: e.message, loading: false }))
-      }
-      reading = false
-      if (again && !closed) {
-        again = false
-        read()
-      }
-    }
     setState({ data: null, error: null, loading: true })
-    read()
-    const stream = new EventSource(`/api/stream?${new URLSearchParams({ workspace: params.workspace })}`)
-    stream.addEventListener('changed', read)
-    // After a lost connection the browser reconnects by itself; what
-    // changed meanwhile is read once it is back.
-    let opened = false
-    stream.onopen = () => {
-      if (opened) read()
-      opened = true
-    }
-    return () => {
-      closed = true
+    const stream = new EventSource(`/api/stream?${key}`)
+    stream.addEventListener('view', (e) => setState({ data: JSON.parse(e.data), error: null, loading: false }))
+    // The server could not show the view (no access, no such placement):
+    // it says why, once; retrying would only ask again.
+    stream.addEventListener('failure', (e) => {
       stream.close()
+      setState((s) => ({ data: s.data, error: JSON.parse(e.data).error, loading: false }))
+    })
+    stream.onerror = () => {
+      if (stream.readyState === EventSource.CLOSED) setState((s) => ({ ...s, error: 'the board is not reachable', loading: false }))
     }
+    return () => stream.close()
   }, [key])
   return state
 }

@@ -16,16 +16,19 @@ const views = [
   ['events', 'Events'],
 ]
 
-function Overview({ ws, view }) {
-  const { data, error, loading } = useLive('/api/overview', { workspace: ws })
+const viewComponents = { clusters: Clusters, placements: Grid, events: Events }
+
+// View shows one of the workspace's views, live.
+function View({ ws, view }) {
+  const { data, error, loading } = useLive({ workspace: ws, view })
+  const Component = viewComponents[view]
+  if (!Component) return <p class="error">No view {view}.</p>
   if (loading) return <p class="muted">Loading {ws}…</p>
   if (!data) return <p class="error">{error}</p>
   return (
     <div>
       {error && <p class="error">{error}</p>}
-      {view === 'clusters' && <Clusters overview={data} />}
-      {view === 'placements' && <Grid overview={data} ws={ws} />}
-      {view === 'events' && <Events overview={data} />}
+      <Component data={data} ws={ws} />
     </div>
   )
 }
@@ -64,7 +67,7 @@ function Board({ session, onSignOut }) {
         <span class="user">{session.user}</span>
         <button onClick={signOut}>Sign out</button>
       </header>
-      <main>{route.view === 'placement' ? <Placement ws={ws} namespace={route.namespace} name={route.name} /> : <Overview ws={ws} view={route.view} />}</main>
+      <main>{route.view === 'placement' ? <Placement ws={ws} namespace={route.namespace} name={route.name} /> : <View key={ws + route.view} ws={ws} view={route.view} />}</main>
     </div>
   )
 }

@@ -131,7 +131,7 @@ function ClusterRow({ c }) {
 // approvals, each cluster the scheduler considered and how it fares there,
 // and the placement's events.
 export function Placement({ ws, namespace, name }) {
-  const { data: d, error, loading } = useLive('/api/placement', { workspace: ws, namespace, name })
+  const { data: d, error, loading } = useLive({ workspace: ws, view: 'placement', namespace, name })
   if (loading) return <p class="muted">Loading…</p>
   if (!d) return <p class="error">{error}</p>
   return (

@@ -237,7 +237,7 @@ var _ = Describe("The fleet board", Ordered, func() {
 		Consistently(func(g Gomega) {
 			g.Expect(placementsShown(g, browserB)).To(BeEmpty())
 		}, "3s").Should(Succeed())
-		status, err := chromedp.Run(browserB, chromedp.Evaluate[int](`fetch('/api/placement?workspace=`+teamA.path+`&name=staged').then(r => r.status)`, chromedp.EvalAwaitPromise))
+		status, err := chromedp.Run(browserB, chromedp.Evaluate[int](`fetch('/api/view?view=placement&workspace=`+teamA.path+`&name=staged').then(r => r.status)`, chromedp.EvalAwaitPromise))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(status).To(Equal(403))
 	})
