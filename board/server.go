@@ -317,7 +317,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, sess *session) {
 	}
 	if err != nil {
 		// An EventSource cannot read an error's body: the page hears it as
-		// an event, and stops.
+		// an event, and the browser asks again in half a minute (access may
+		// be granted meanwhile), not every two seconds.
+		fmt.Fprint(w, "retry: 30000\n\n")
 		sendEvent(w, flusher, "failure", map[string]string{"error": err.Error()})
 		return
 	}

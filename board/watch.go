@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -62,17 +63,27 @@ func watchedKinds() []watchedKind {
 	}
 }
 
+// reprobeAfter is how long the board trusts that a kind it may not read
+// stays so: a grant, an RBAC change or a newly bound API shows up on the
+// next page opened after it.
+const reprobeAfter = time.Minute
+
 // workspaceWatch keeps informers on one workspace with one session's
 // credentials, and tells its subscribers when anything in it changed.
 type workspaceWatch struct {
 	path   logicalcluster.Path
+	direct client.Client
+	cache  cache.Cache
+	// ctx lives as long as the watch; cancel stops its informers.
+	ctx    context.Context
 	cancel context.CancelFunc
 	// reader reads from the informers' caches.
 	reader client.Reader
-	// visible are the kinds watched (served and readable), by Go type.
-	visible map[string]bool
 
 	mu sync.Mutex
+	// visible are the kinds watched (served and readable), by Go type.
+	visible  map[string]bool
+	probedAt time.Time
 	// approvals caches the hub's answer to "may the caller approve?", by
 	// kind and namespace, for a minute.
 	approvals   map[string]approvalAnswer
@@ -90,26 +101,6 @@ func startWatch(ctx context.Context, config *rest.Config, path logicalcluster.Pa
 	if err != nil {
 		return nil, fmt.Errorf("connecting to workspace %s: %w", path, err)
 	}
-	w := &workspaceWatch{path: path, visible: map[string]bool{}, subscribers: map[chan uint64]struct{}{}, lastUsed: time.Now(),
-		approvals: map[string]approvalAnswer{}}
-	var kinds []watchedKind
-	for _, k := range watchedKinds() {
-		err := direct.List(ctx, k.list, client.Limit(1))
-		switch {
-		case err == nil:
-			kinds = append(kinds, k)
-			w.visible[typeName(k.object)] = true
-		case meta.IsNoMatchError(err) || apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err):
-			// Not served here, or not for this caller: the views leave it out.
-		case apierrors.IsUnauthorized(err):
-			return nil, fmt.Errorf("the hub no longer accepts this session's credentials in workspace %s: sign in again", path)
-		default:
-			return nil, fmt.Errorf("reading %T in workspace %s: %w", k.object, path, err)
-		}
-	}
-	if len(kinds) == 0 {
-		return nil, fmt.Errorf("workspace %s serves nothing this identity may read on the board: is it a team workspace or root:fleet, and does your identity have access to it?", path)
-	}
 	latest := labels.SelectorFromSet(labels.Set{placementv1beta1.IsLatestSnapshotLabel: "true"})
 	c, err := cache.New(cfg, cache.Options{Scheme: scheme, Mapper: direct.RESTMapper(), ByObject: map[client.Object]cache.ByObject{
 		&placementv1beta1.ClusterSchedulingPolicySnapshot{}: {Label: latest},
@@ -118,35 +109,97 @@ func startWatch(ctx context.Context, config *rest.Config, path logicalcluster.Pa
 	if err != nil {
 		return nil, err
 	}
-	watchCtx, cancel := context.WithCancel(context.Background())
-	w.cancel, w.reader = cancel, c
-	for _, k := range kinds {
-		inf, err := c.GetInformer(watchCtx, k.object)
-		if err != nil {
-			cancel()
-			return nil, fmt.Errorf("watching %T in workspace %s: %w", k.object, path, err)
-		}
-		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc:    func(any) { w.changed() },
-			UpdateFunc: func(any, any) { w.changed() },
-			DeleteFunc: func(any) { w.changed() },
-		}); err != nil {
-			cancel()
-			return nil, err
-		}
+	w := &workspaceWatch{path: path, direct: direct, cache: c, reader: c, visible: map[string]bool{},
+		subscribers: map[chan uint64]struct{}{}, lastUsed: time.Now(), approvals: map[string]approvalAnswer{}}
+	kinds, err := w.probe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(kinds) == 0 {
+		return nil, fmt.Errorf("workspace %s serves nothing this identity may read on the board: is it a team workspace or root:fleet, and does your identity have access to it?", path)
+	}
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	if err := w.watch(kinds); err != nil {
+		w.cancel()
+		return nil, err
 	}
 	go func() {
-		if err := c.Start(watchCtx); err != nil {
+		if err := c.Start(w.ctx); err != nil {
 			klog.FromContext(ctx).Error(err, "Board watch stopped", "workspace", path)
 		}
 	}()
 	syncCtx, done := context.WithTimeout(ctx, time.Minute)
 	defer done()
 	if !c.WaitForCacheSync(syncCtx) {
-		cancel()
+		w.cancel()
 		return nil, fmt.Errorf("reading workspace %s took longer than a minute: %w", path, errors.Join(ctx.Err(), syncCtx.Err()))
 	}
 	return w, nil
+}
+
+// probe returns the kinds not yet watched that the caller may read here.
+func (w *workspaceWatch) probe(ctx context.Context) ([]watchedKind, error) {
+	var kinds []watchedKind
+	for _, k := range watchedKinds() {
+		if w.sees(k.object) {
+			continue
+		}
+		err := listOnce(ctx, w.direct, k.list)
+		switch {
+		case err == nil:
+			kinds = append(kinds, k)
+		case meta.IsNoMatchError(err) || apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err):
+			// Not served here, or not for this caller: the views leave it out.
+		case apierrors.IsUnauthorized(err):
+			return nil, fmt.Errorf("the hub no longer accepts this session's credentials in workspace %s: sign in again", w.path)
+		default:
+			return nil, fmt.Errorf("reading %T in workspace %s: %w", k.object, w.path, err)
+		}
+	}
+	w.mu.Lock()
+	w.probedAt = time.Now()
+	w.mu.Unlock()
+	return kinds, nil
+}
+
+// watch starts informers on kinds; each change of theirs is a change of
+// the workspace.
+func (w *workspaceWatch) watch(kinds []watchedKind) error {
+	for _, k := range kinds {
+		inf, err := w.cache.GetInformer(w.ctx, k.object)
+		if err != nil {
+			return fmt.Errorf("watching %T in workspace %s: %w", k.object, w.path, err)
+		}
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    func(any) { w.changed() },
+			UpdateFunc: func(any, any) { w.changed() },
+			DeleteFunc: func(any) { w.changed() },
+		}); err != nil {
+			return err
+		}
+		w.mu.Lock()
+		w.visible[typeName(k.object)] = true
+		w.mu.Unlock()
+	}
+	return nil
+}
+
+// refresh watches the kinds the caller may read now and could not when
+// they were last probed, at most once per reprobeAfter.
+func (w *workspaceWatch) refresh(ctx context.Context) {
+	w.mu.Lock()
+	due := time.Since(w.probedAt) > reprobeAfter
+	w.mu.Unlock()
+	if !due {
+		return
+	}
+	kinds, err := w.probe(ctx)
+	if err == nil && len(kinds) > 0 {
+		err = w.watch(kinds)
+	}
+	if err != nil {
+		klog.FromContext(ctx).V(2).Info("Board watch not widened", "workspace", w.path, "err", err)
+	}
 }
 
 type approvalAnswer struct {
@@ -188,10 +241,29 @@ func (w *workspaceWatch) mayApprove(ctx context.Context, config *rest.Config, ki
 	return allowed
 }
 
+// listOnce lists one object of a kind, to learn whether the caller may
+// read it, and asks again while the hub is briefly unable to answer (a
+// workspace whose APIs are still being bound, a busy hub).
+func listOnce(ctx context.Context, c client.Client, list client.ObjectList) error {
+	var err error
+	backoff := wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Steps: 5}
+	_ = wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
+		err = c.List(ctx, list, client.Limit(1))
+		transient := apierrors.IsServiceUnavailable(err) || apierrors.IsTooManyRequests(err) || apierrors.IsServerTimeout(err) ||
+			apierrors.IsTimeout(err) || apierrors.IsInternalError(err)
+		return !transient, nil
+	})
+	return err
+}
+
 func typeName(o any) string { return fmt.Sprintf("%T", o) }
 
 // sees says whether the board watches o's kind in this workspace.
-func (w *workspaceWatch) sees(o client.Object) bool { return w.visible[typeName(o)] }
+func (w *workspaceWatch) sees(o client.Object) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.visible[typeName(o)]
+}
 
 // changed notes a change; subscribers hear of it once the burst settles.
 func (w *workspaceWatch) changed() {
@@ -287,6 +359,7 @@ func (ws *watches) get(ctx context.Context, sess *session, path logicalcluster.P
 	ws.mu.Unlock()
 	if w != nil {
 		w.touch()
+		w.refresh(ctx)
 		return w, nil
 	}
 	w, err := startWatch(ctx, sess.config, path)

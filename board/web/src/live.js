@@ -11,12 +11,9 @@ export function useLive(params) {
     setState({ data: null, error: null, loading: true })
     const stream = new EventSource(`/api/stream?${key}`)
     stream.addEventListener('view', (e) => setState({ data: JSON.parse(e.data), error: null, loading: false }))
-    // The server could not show the view (no access, no such placement):
-    // it says why, once; retrying would only ask again.
-    stream.addEventListener('failure', (e) => {
-      stream.close()
-      setState((s) => ({ data: s.data, error: JSON.parse(e.data).error, loading: false }))
-    })
+    // The server could not show the view (no access, no such placement
+    // yet): it says why, and sends the view once it can.
+    stream.addEventListener('failure', (e) => setState((s) => ({ data: s.data, error: JSON.parse(e.data).error, loading: false })))
     stream.onerror = () => {
       if (stream.readyState === EventSource.CLOSED) setState((s) => ({ ...s, error: 'the board is not reachable', loading: false }))
     }

@@ -87,6 +87,7 @@ func newStartCommand() *cobra.Command {
 	opts.Usage = ctrlOpts.Usage
 	metricsOpts := metrics.ServerOptions{BindAddress: ":8080"}
 	pacer := gcpace.Pacer{Min: 25, Max: 100, QuietMax: 50, Interval: time.Minute}
+	var boardOpts boardOptions
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Start the hub and bootstrap the fleet workspaces",
@@ -110,7 +111,10 @@ a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconf
 				klog.FromContext(ctx).Info("starting a shard of a hub of several", "shard", opts.Shard.Name, "rootShard", opts.Shard.RootShardURL)
 				ctrlOpts.HoldsFleet, ctrlOpts.ShardName = false, opts.Shard.Name
 				return server.Run(ctx, opts, func(ctx context.Context, loopback *rest.Config) error {
-					return startShardControllers(ctx, loopback, server.RootShardKubeconfig(opts.RootDir), ctrlOpts, teams)
+					if err := startShardControllers(ctx, loopback, server.RootShardKubeconfig(opts.RootDir), ctrlOpts, teams); err != nil {
+						return err
+					}
+					return startBoard(ctx, opts, boardOpts)
 				})
 			}
 			return server.Run(ctx, opts, func(ctx context.Context, loopback *rest.Config) error {
@@ -118,6 +122,9 @@ a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconf
 					return err
 				}
 				if err := startControllers(ctx, loopback, loopback, ctrlOpts, teams); err != nil {
+					return err
+				}
+				if err := startBoard(ctx, opts, boardOpts); err != nil {
 					return err
 				}
 				printNextSteps(cmd.OutOrStdout(), opts)
@@ -156,6 +163,7 @@ a restart keeps it. The admin kubeconfig is written to <root-dir>/admin.kubeconf
 	f.Int64Var(&opts.EmbeddedEtcdQuotaBytes, "embedded-etcd-quota-backend-bytes", opts.EmbeddedEtcdQuotaBytes, "size of the embedded etcd's database at which it refuses writes; 0 keeps etcd's default of 2 GiB (see docs/operations.md)")
 	f.BoolVar(&opts.ResourceQuotas, "resource-quotas", opts.ResourceQuotas, "enforce ResourceQuotas in workspaces (kcp runs a quota controller per workspace: about half of what each team workspace costs the hub; see docs/hub.md)")
 	f.DurationVar(&pacer.Interval, "gc-pace-interval", pacer.Interval, "let the hub's heap grow only by what it allocates in this time before the next garbage collection (GOGC between 25 and 100, fleet_gc_percent; at most 50 while the hub has CPU to spare), and hand the memory of a busy spell back once the hub is quiet: an idle hub keeps less memory for a collection about this often (see docs/operations.md); 0 keeps Go's default (GOGC=100), as does GOGC set in the environment")
+	boardOpts.addFlags(f)
 	metricsOpts.AddFlags(f)
 	f.IntVarP(&opts.LogVerbosity, "v", "v", opts.LogVerbosity, "log verbosity")
 	return cmd

@@ -32,6 +32,8 @@ var (
 	// adminLink signs the platform admin in, once.
 	adminLink string
 	browser   context.Context
+	// hubBoardURL is the board the hub serves itself (--board).
+	hubBoardURL string
 )
 
 const (
@@ -57,7 +59,10 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	SetDefaultEventuallyPollingInterval(interval)
 	dir = framework.SuiteDir("fleet-board-e2e-")
 	browser = startBrowser()
-	hub, _ = framework.StartFleet(ctx, "fleet-board-e2e-", nil, []framework.MemberSpec{
+	ports, err := framework.FreePorts(1)
+	Expect(err).NotTo(HaveOccurred())
+	hubBoardURL = fmt.Sprintf("https://127.0.0.1:%d", ports[0])
+	hub, _ = framework.StartFleet(ctx, "fleet-board-e2e-", []string{"--board", "--board-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[0])}, []framework.MemberSpec{
 		{Name: "member-1", Labels: map[string]string{"env": "canary"}, Nodes: framework.Nodes("m1", 1, "4", "8Gi", nil)},
 		{Name: "member-2", Labels: map[string]string{"env": "prod", "region": "eastus"}, Nodes: framework.Nodes("m2", 1, "4", "8Gi", nil)},
 		{Name: "member-3", Labels: map[string]string{"env": "prod", "region": "westus"}, Nodes: framework.Nodes("m3", 1, "4", "8Gi", nil)},

@@ -1,10 +1,15 @@
 package board
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	. "github.com/onsi/ginkgo/v2"
@@ -166,7 +171,7 @@ var _ = Describe("The fleet board", Ordered, func() {
 		signIn(browserA, teamA.path, teamA.cfg.BearerToken)
 		show(browserA, teamA.path, "placements")
 		Eventually(func(g Gomega) {
-			g.Expect(placementsShown(g, browserA)).To(ConsistOf("staged", "broken"))
+			g.Expect(placementsShown(g, browserA)).To(ConsistOf("staged", "broken"), pageText(g, browserA))
 		}).Should(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(eval[string](g, browserA, `document.querySelector('[data-cell="broken@member-1"]')?.dataset.state ?? ''`)).To(Equal("failed"))
@@ -240,6 +245,46 @@ var _ = Describe("The fleet board", Ordered, func() {
 		status, err := chromedp.Run(browserB, chromedp.Evaluate[int](`fetch('/api/view?view=placement&workspace=`+teamA.path+`&name=staged').then(r => r.status)`, chromedp.EvalAwaitPromise))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(status).To(Equal(403))
+	})
+
+	It("is served by the hub itself with --board: over HTTPS, a team signs in with its token and reads its views", func() {
+		tlsConfig, err := rest.TLSConfigFor(rest.AnonymousClientConfig(hub.Admin))
+		Expect(err).NotTo(HaveOccurred())
+		jar, err := cookiejar.New(nil)
+		Expect(err).NotTo(HaveOccurred())
+		c := &http.Client{Jar: jar, Transport: &http.Transport{TLSClientConfig: tlsConfig}, Timeout: 30 * time.Second}
+		signIn := func(token string, header bool) *http.Response {
+			body, _ := json.Marshal(map[string]string{"token": token, "workspace": teamA.path})
+			req, err := http.NewRequest(http.MethodPost, hubBoardURL+"/api/signin", bytes.NewReader(body))
+			Expect(err).NotTo(HaveOccurred())
+			if header {
+				req.Header.Set("X-Fleet-Board", "1")
+			}
+			res, err := c.Do(req)
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(res.Body.Close)
+			return res
+		}
+		Expect(signIn(teamA.cfg.BearerToken, false).StatusCode).To(Equal(http.StatusForbidden), "a sign-in without the board's header")
+		Expect(signIn("not-a-token", true).StatusCode).To(Equal(http.StatusUnauthorized), "a token the hub does not accept")
+		Expect(signIn(teamB.cfg.BearerToken, true).StatusCode).To(Equal(http.StatusUnauthorized), "team B's token in team A's workspace")
+
+		res := signIn(teamA.cfg.BearerToken, true)
+		Expect(res.StatusCode).To(Equal(http.StatusOK))
+		cookies := res.Cookies()
+		Expect(cookies).To(HaveLen(1))
+		Expect(cookies[0].Secure && cookies[0].HttpOnly).To(BeTrue(), "the session cookie is Secure and HttpOnly")
+		var session struct{ User string }
+		Expect(json.NewDecoder(res.Body).Decode(&session)).To(Succeed())
+		Expect(session.User).To(Equal("system:serviceaccount:default:team-admin"))
+
+		res, err = c.Get(hubBoardURL + "/api/view?view=placements&workspace=" + teamA.path)
+		Expect(err).NotTo(HaveOccurred())
+		defer res.Body.Close()
+		Expect(res.StatusCode).To(Equal(http.StatusOK))
+		var grid struct{ Placements []struct{ Name string } }
+		Expect(json.NewDecoder(res.Body).Decode(&grid)).To(Succeed())
+		Expect(grid.Placements).To(ConsistOf(HaveField("Name", "staged"), HaveField("Name", "broken")))
 	})
 
 	It("shows the platform admin the fleet map and the teams' workspaces", func() {
