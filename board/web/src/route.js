@@ -18,6 +18,8 @@ export function useRoute() {
   useEffect(() => {
     const on = () => setRoute(parse(location.hash))
     addEventListener('hashchange', on)
+    // The hash may have changed between the first render and now.
+    on()
     return () => removeEventListener('hashchange', on)
   }, [])
   return route

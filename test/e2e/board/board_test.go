@@ -297,6 +297,21 @@ var _ = Describe("The fleet board", Ordered, func() {
 		screenshot(admin, "clusters")
 		Expect(eval[[]string](Default, admin, `[...document.querySelectorAll('header select option')].map(o => o.value)`)).To(ContainElement(teamA.path))
 
+		By("the admin switches to team A's workspace")
+		do(admin, chromedp.SetValue(chromedp.CSS(`header select`), teamA.path),
+			chromedp.Evaluate[chromedp.Void](`document.querySelector('header select').dispatchEvent(new Event('change', {bubbles: true}))`))
+		Eventually(func(g Gomega) {
+			g.Expect(eval[string](g, admin, `decodeURIComponent(location.hash)`)).To(Equal("#/" + teamA.path + "/clusters"))
+		}).Should(Succeed())
+		show(admin, teamA.path, "placements")
+		Eventually(func(g Gomega) {
+			g.Expect(placementsShown(g, admin)).To(ConsistOf("staged", "broken"), pageText(g, admin))
+		}).Should(Succeed())
+
+		By("the browser keeps no credential: the session cookie is out of scripts' reach, and nothing is stored")
+		Expect(eval[string](Default, admin, `document.cookie`)).To(BeEmpty())
+		Expect(eval[int](Default, admin, `localStorage.length + sessionStorage.length`)).To(BeZero())
+
 		By("a link works once")
 		again := tab()
 		do(again, chromedp.Navigate(adminLink))
