@@ -26,7 +26,7 @@ TEST_TIMEOUT ?= 60m
 # the binaries.
 .PHONY: board-web browser
 
-.PHONY: all build cluster-bins generate verify test test-unit test-e2e test-e2e-sharded test-soak run bench bench-scale bench-shards bench-tenancy images fuzz clean
+.PHONY: all build cluster-bins generate verify test test-unit test-e2e test-e2e-sharded test-soak run bench bench-scale bench-shards bench-board bench-tenancy images fuzz clean
 
 all: build
 
@@ -215,6 +215,18 @@ BENCH_SHARDS ?= 2
 bench-shards: build
 	mkdir -p _output
 	FLEET_BIN_DIR=$(BIN) $(GO) run ./test/scale --members 1000 --teams 1000 --shards $(BENCH_SHARDS) --out $(CURDIR)/_output/scale-shards-$(BENCH_SHARDS).json $(SCALE_ARGS)
+
+## bench-board: the fleet board in headless Chromium over 1,000 simulated
+## members and BOARD_PLACEMENTS placements of BOARD_PICK clusters in one
+## team workspace (the team limits raised to hold them): the grid's first
+## rows, its longest frame while scrolling, a new placement's arrival
+BOARD_PLACEMENTS ?= 1000
+BOARD_PICK ?= 10
+bench-board: build browser
+	mkdir -p _output
+	FLEET_BIN_DIR=$(BIN) $(GO) run ./test/scale --members 1000 --samples 3 --board $(BOARD_PLACEMENTS) --board-pick $(BOARD_PICK) \
+		--hub-arg=--team-limit-placements=100000 --hub-arg=--team-limit-objects=10000000 --hub-arg=--team-limit-storage=64Gi \
+		--out $(CURDIR)/_output/scale-board.json $(SCALE_ARGS)
 
 ## bench-tenancy: 500 team workspaces with a PickN(10) placement each over
 ## 1,000 simulated members: the hub's memory per workspace, and a new

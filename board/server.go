@@ -106,13 +106,15 @@ func (s *Server) Link(ctx context.Context, home logicalcluster.Path, config *res
 	return "/login?token=" + s.sessions.link(user, home, config), user, nil
 }
 
-// Run ends idle sessions and stops unused watches until ctx is done.
+// Run ends idle sessions and stops unused watches until ctx is done, and
+// then stops them all.
 func (s *Server) Run(ctx context.Context) {
 	t := time.NewTicker(time.Minute)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
+			s.watches.closeAll()
 			return
 		case <-t.C:
 			s.sessions.expire()

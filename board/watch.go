@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kcp-dev/logicalcluster/v3"
+	"golang.org/x/sync/errgroup"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -138,22 +139,38 @@ func startWatch(ctx context.Context, config *rest.Config, path logicalcluster.Pa
 }
 
 // probe returns the kinds not yet watched that the caller may read here.
+// It asks about all of them at once: one after another, 14 lists on a
+// busy hub take seconds before the page shows anything.
 func (w *workspaceWatch) probe(ctx context.Context) ([]watchedKind, error) {
-	var kinds []watchedKind
-	for _, k := range watchedKinds() {
+	all := watchedKinds()
+	readable := make([]bool, len(all))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, k := range all {
 		if w.sees(k.object) {
 			continue
 		}
-		err := listOnce(ctx, w.direct, k.list)
-		switch {
-		case err == nil:
+		g.Go(func() error {
+			err := listOnce(gctx, w.direct, k.list)
+			switch {
+			case err == nil:
+				readable[i] = true
+			case meta.IsNoMatchError(err) || apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err):
+				// Not served here, or not for this caller: the views leave it out.
+			case apierrors.IsUnauthorized(err):
+				return fmt.Errorf("the hub no longer accepts this session's credentials in workspace %s: sign in again", w.path)
+			default:
+				return fmt.Errorf("reading %T in workspace %s: %w", k.object, w.path, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var kinds []watchedKind
+	for i, k := range all {
+		if readable[i] {
 			kinds = append(kinds, k)
-		case meta.IsNoMatchError(err) || apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err):
-			// Not served here, or not for this caller: the views leave it out.
-		case apierrors.IsUnauthorized(err):
-			return nil, fmt.Errorf("the hub no longer accepts this session's credentials in workspace %s: sign in again", w.path)
-		default:
-			return nil, fmt.Errorf("reading %T in workspace %s: %w", k.object, w.path, err)
 		}
 	}
 	w.mu.Lock()
@@ -389,6 +406,19 @@ func (ws *watches) closeSession(id string) {
 		delete(ws.starting, id+"\x00"+path)
 	}
 	delete(ws.byID, id)
+}
+
+// closeAll stops every watch, when the board stops.
+func (ws *watches) closeAll() {
+	ws.mu.Lock()
+	ids := make([]string, 0, len(ws.byID))
+	for id := range ws.byID {
+		ids = append(ids, id)
+	}
+	ws.mu.Unlock()
+	for _, id := range ids {
+		ws.closeSession(id)
+	}
 }
 
 // stopIdle stops the watches nobody has used for idle: a browser that

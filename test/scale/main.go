@@ -55,6 +55,8 @@ type options struct {
 	teamPick        int
 	settleRestarted bool
 	shards          int
+	board           int
+	boardPick       int
 	hubArgs         []string
 }
 
@@ -76,6 +78,8 @@ func main() {
 	flag.IntVar(&o.teams, "teams", 0, "then create this many team workspaces with one PickN(--team-pick) placement each, read the hub's memory growth per workspace and time PickN placements again in a new workspace")
 	flag.BoolVar(&o.settleRestarted, "settle-restarted", true, "after the --load restart's figures, leave the restarted hub quiet and read its memory again (hub_rss_restarted_settled; about 3 minutes more)")
 	flag.IntVar(&o.teamPick, "team-pick", 10, "numberOfClusters of each --teams placement")
+	flag.IntVar(&o.board, "board", 0, "then create this many placements (PickN(--board-pick) each) in one team workspace and time the fleet board over them in headless Chromium: the grid's first rows, its longest frame while scrolling, a new placement's arrival on the page")
+	flag.IntVar(&o.boardPick, "board-pick", 10, "numberOfClusters of each --board placement")
 	flag.IntVar(&o.shards, "shards", 1, "run the embedded hub as this many kcp shards behind a front-proxy (2 or more); the PickN placements are timed in a workspace on each shard, and each shard's memory is read")
 	flag.Func("hub-arg", "a further fleet-hub start flag for the embedded hub (repeatable), e.g. --hub-arg=--watch-cache=false", func(s string) error {
 		o.hubArgs = append(o.hubArgs, s)
@@ -136,6 +140,11 @@ func run(ctx context.Context, o options) (err error) {
 	f.memory(res, "hub_rss", "2300 (KubeFleet, 16 cores)", fmt.Sprintf("after %d placements over %d members", o.samples, o.members))
 	if o.teams > 0 && h.Pid() != 0 {
 		if err := f.tenancy(ctx, h, res); err != nil {
+			return err
+		}
+	}
+	if o.board > 0 {
+		if err := f.boardFigures(ctx, h, res); err != nil {
 			return err
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -70,30 +69,13 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	boardURL, adminLink = startBoard()
 }, NodeTimeout(10*time.Minute))
 
-// chromium is Debian's Chromium, which `make test` installs. Without it
-// the suite fails: a browser spec never passes by being skipped.
-func chromium() string {
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		Fail("the board's browser specs need Debian's chromium (/usr/bin/chromium): run `make test`, which installs it, or `apt-get install chromium`")
-	}
-	return path
-}
-
-// startBrowser starts headless Chromium with a profile of its own, without
-// the background traffic this machine's closed network refuses.
+// startBrowser starts headless Chromium for the suite. Without it the
+// suite fails: a browser spec never passes by being skipped.
 func startBrowser() context.Context {
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromium()), chromedp.Headless, chromedp.NoSandbox, chromedp.UserDataDir(filepath.Join(dir, "chromium")),
-		chromedp.WindowSize(1400, 900), chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true))
-	DeferCleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(alloc)
-	DeferCleanup(cancel)
-	// The first run starts the browser, for as long as ctx lives.
-	Expect(chromedp.Do(ctx, chromedp.Navigate("about:blank"))).To(Succeed(), "starting %s", chromium())
-	return ctx
+	tab, stop, err := framework.StartChromium(filepath.Join(dir, "chromium"))
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(stop)
+	return tab
 }
 
 var linkLine = regexp.MustCompile(`http://(127\.0\.0\.1:\d+)(/login\?token=\S+)`)
