@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
@@ -155,6 +156,11 @@ var _ = Describe("The fleet board", Ordered, func() {
 				}}},
 			}})
 		teamA.create(ctx, crp("broken", "broken", &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickFixedPlacementType, ClusterNames: []string{"member-1"}}))
+		teamA.create(ctx, namespaceWithSettings("prod-only")...)
+		teamA.create(ctx, crp("prod-only", "prod-only", &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickAllPlacementType,
+			Affinity: &placementv1beta1.Affinity{ClusterAffinity: &placementv1beta1.ClusterAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: &placementv1beta1.ClusterSelector{ClusterSelectorTerms: []placementv1beta1.ClusterSelectorTerm{
+					{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}}}}}}}))
 		// A run plans with the clusters scheduled when it starts.
 		Eventually(func(g Gomega) {
 			p := &placementv1beta1.ClusterResourcePlacement{}
@@ -171,7 +177,7 @@ var _ = Describe("The fleet board", Ordered, func() {
 		signIn(browserA, teamA.path, teamA.cfg.BearerToken)
 		show(browserA, teamA.path, "placements")
 		Eventually(func(g Gomega) {
-			g.Expect(placementsShown(g, browserA)).To(ConsistOf("staged", "broken"), pageText(g, browserA))
+			g.Expect(placementsShown(g, browserA)).To(ConsistOf("staged", "broken", "prod-only"), pageText(g, browserA))
 		}).Should(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(eval[string](g, browserA, `document.querySelector('[data-cell="broken@member-1"]')?.dataset.state ?? ''`)).To(Equal("failed"))
@@ -217,6 +223,15 @@ var _ = Describe("The fleet board", Ordered, func() {
 		}).Should(Succeed())
 		Expect(eval[int](Default, browserA, `[...document.querySelectorAll('[data-cluster-row]')].filter(e => e.getBoundingClientRect().height > 0).length`)).To(Equal(1))
 		screenshot(browserA, "override-failed")
+
+		By("a placement's page says why the scheduler turned a cluster down")
+		show(browserA, teamA.path, "placement/_/prod-only")
+		Eventually(func(g Gomega) {
+			row := eval[string](g, browserA, `document.querySelector('[data-cluster-row="member-1"]')?.innerText ?? ''`)
+			g.Expect(row).To(And(ContainSubstring("not picked"), ContainSubstring("affinity")), pageText(g, browserA))
+			g.Expect(eval[string](g, browserA, `document.querySelector('[data-cluster-row="member-2"]')?.innerText ?? ''`)).To(ContainSubstring("available"))
+		}).Should(Succeed())
+		screenshot(browserA, "decisions")
 		show(browserA, teamA.path, "events")
 		Eventually(func(g Gomega) {
 			g.Expect(eval[int](g, browserA, `document.querySelectorAll('table.events tbody tr').length`)).To(BeNumerically(">", 0))
@@ -284,7 +299,7 @@ var _ = Describe("The fleet board", Ordered, func() {
 		Expect(res.StatusCode).To(Equal(http.StatusOK))
 		var grid struct{ Placements []struct{ Name string } }
 		Expect(json.NewDecoder(res.Body).Decode(&grid)).To(Succeed())
-		Expect(grid.Placements).To(ConsistOf(HaveField("Name", "staged"), HaveField("Name", "broken")))
+		Expect(grid.Placements).To(ConsistOf(HaveField("Name", "staged"), HaveField("Name", "broken"), HaveField("Name", "prod-only")))
 	})
 
 	It("shows the platform admin the fleet map and the teams' workspaces", func() {
@@ -293,6 +308,24 @@ var _ = Describe("The fleet board", Ordered, func() {
 		Eventually(func(g Gomega) {
 			g.Expect(eval[[]string](g, admin, `[...document.querySelectorAll('[data-cluster]')].map(e => e.dataset.cluster)`)).To(ConsistOf("member-1", "member-2", "member-3"))
 			g.Expect(eval[int](g, admin, `document.querySelectorAll('.tile.health-healthy').length`)).To(Equal(3))
+		}).Should(Succeed())
+		By("a cordoned cluster is marked")
+		fleet, err := hub.Client("root:fleet", scheme)
+		Expect(err).NotTo(HaveOccurred())
+		setTaints := func(taints []clusterv1beta1.Taint) {
+			Eventually(func() error {
+				m := &clusterv1beta1.MemberCluster{}
+				if err := fleet.Get(context.Background(), client.ObjectKey{Name: "member-3"}, m); err != nil {
+					return err
+				}
+				m.Spec.Taints = taints
+				return fleet.Update(context.Background(), m)
+			}).Should(Succeed())
+		}
+		setTaints([]clusterv1beta1.Taint{{Key: clusterv1beta1.CordonTaintKey, Value: clusterv1beta1.CordonTaintValue, Effect: corev1.TaintEffectNoSchedule}})
+		DeferCleanup(setTaints, []clusterv1beta1.Taint(nil))
+		Eventually(func(g Gomega) {
+			g.Expect(eval[string](g, admin, `document.querySelector('[data-cluster="member-3"]').innerText`)).To(ContainSubstring("cordoned"))
 		}).Should(Succeed())
 		screenshot(admin, "clusters")
 		Expect(eval[[]string](Default, admin, `[...document.querySelectorAll('header select option')].map(o => o.value)`)).To(ContainElement(teamA.path))
@@ -305,7 +338,7 @@ var _ = Describe("The fleet board", Ordered, func() {
 		}).Should(Succeed())
 		show(admin, teamA.path, "placements")
 		Eventually(func(g Gomega) {
-			g.Expect(placementsShown(g, admin)).To(ConsistOf("staged", "broken"), pageText(g, admin))
+			g.Expect(placementsShown(g, admin)).To(ConsistOf("staged", "broken", "prod-only"), pageText(g, admin))
 		}).Should(Succeed())
 
 		By("the browser keeps no credential: the session cookie is out of scripts' reach, and nothing is stored")
