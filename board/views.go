@@ -253,7 +253,7 @@ func summarize(p placementv1beta1.PlacementObj) PlacementSummary {
 			continue
 		}
 		cell := cellOf(c.Conditions, len(c.FailedPlacements), len(c.DriftedPlacements), len(c.DiffedPlacements))
-		if len(c.FailedPlacements) > 0 {
+		if len(c.FailedPlacements) > 0 && cell.State != StateDrifted {
 			cell.Reason = failureLine(c.FailedPlacements[0])
 		}
 		if cell.State == StateAvailable {
@@ -309,16 +309,22 @@ func cellOf(conds []metav1.Condition, failed, drifted, diffed int) Cell {
 		return Cell{State: StateFailed, Reason: because(c)}
 	}
 	for _, t := range []placementv1beta1.PerClusterPlacementConditionType{placementv1beta1.PerClusterOverriddenConditionType,
-		placementv1beta1.PerClusterWorkSynchronizedConditionType, placementv1beta1.PerClusterAppliedConditionType} {
+		placementv1beta1.PerClusterWorkSynchronizedConditionType} {
 		if c := get(t); c != nil && c.Status == metav1.ConditionFalse {
 			return Cell{State: StateFailed, Reason: because(c)}
 		}
 	}
+	// A drift is named as such even when it stopped the apply (whenToApply
+	// IfNotDrifted): that is what someone has to look at.
+	if drifted > 0 {
+		return Cell{State: StateDrifted, Reason: fmt.Sprintf("%d objects drifted from the hub's manifests", drifted)}
+	}
+	if c := get(placementv1beta1.PerClusterAppliedConditionType); c != nil && c.Status == metav1.ConditionFalse {
+		return Cell{State: StateFailed, Reason: because(c)}
+	}
 	switch {
 	case failed > 0:
 		return Cell{State: StateFailed, Reason: fmt.Sprintf("%d objects failed", failed)}
-	case drifted > 0:
-		return Cell{State: StateDrifted, Reason: fmt.Sprintf("%d objects drifted from the hub's manifests", drifted)}
 	case diffed > 0:
 		return Cell{State: StateDiffed, Reason: fmt.Sprintf("%d objects differ from the hub's manifests", diffed)}
 	}

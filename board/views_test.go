@@ -33,6 +33,8 @@ func TestCellOfReadsWhereTheRolloutStopped(t *testing.T) {
 			want: Cell{State: StateAvailable, Reason: "AllWorkAvailable"}},
 		{name: "drift beats available", conds: []metav1.Condition{cond("Available", T, "", "")}, drifted: 2,
 			want: Cell{State: StateDrifted, Reason: "2 objects drifted from the hub's manifests"}},
+		{name: "a drift that stopped the apply", conds: []metav1.Condition{cond("Applied", F, "ApplyFailed", "")}, failed: 1, drifted: 1,
+			want: Cell{State: StateDrifted, Reason: "1 objects drifted from the hub's manifests"}},
 		{name: "failed objects", conds: []metav1.Condition{cond("Applied", T, "", "")}, failed: 1,
 			want: Cell{State: StateFailed, Reason: "1 objects failed"}},
 		{name: "diff reported", conds: []metav1.Condition{cond("DiffReported", T, "DiffReported", "")},

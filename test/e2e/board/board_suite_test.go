@@ -26,6 +26,7 @@ import (
 // and one headless Chromium that the specs drive.
 var (
 	hub      *framework.Hub
+	members  []*framework.Member
 	scheme   = runtime.NewScheme()
 	dir      string
 	boardURL string
@@ -62,7 +63,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	ports, err := framework.FreePorts(1)
 	Expect(err).NotTo(HaveOccurred())
 	hubBoardURL = fmt.Sprintf("https://127.0.0.1:%d", ports[0])
-	hub, _ = framework.StartFleet(ctx, "fleet-board-e2e-", []string{"--board", "--board-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[0])}, []framework.MemberSpec{
+	hub, members = framework.StartFleet(ctx, "fleet-board-e2e-", []string{"--board", "--board-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[0])}, []framework.MemberSpec{
 		{Name: "member-1", Labels: map[string]string{"env": "canary"}, Nodes: framework.Nodes("m1", 1, "4", "8Gi", nil)},
 		{Name: "member-2", Labels: map[string]string{"env": "prod", "region": "eastus"}, Nodes: framework.Nodes("m2", 1, "4", "8Gi", nil)},
 		{Name: "member-3", Labels: map[string]string{"env": "prod", "region": "westus"}, Nodes: framework.Nodes("m3", 1, "4", "8Gi", nil)},

@@ -239,6 +239,35 @@ var _ = Describe("The fleet board", Ordered, func() {
 		screenshot(browserA, "events")
 	})
 
+	It("shows drifted and diffed clusters in the grid", func(ctx SpecContext) {
+		teamA.create(ctx, namespaceWithSettings("drift")...)
+		teamA.create(ctx, namespaceWithSettings("diff")...)
+		drifty := crp("drifty", "drift", &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickFixedPlacementType, ClusterNames: []string{"member-2"}})
+		drifty.Spec.Strategy.ApplyStrategy = &placementv1beta1.ApplyStrategy{WhenToApply: placementv1beta1.WhenToApplyTypeIfNotDrifted}
+		diffy := crp("diffy", "diff", &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickFixedPlacementType, ClusterNames: []string{"member-3"}})
+		diffy.Spec.Strategy.ApplyStrategy = &placementv1beta1.ApplyStrategy{Type: placementv1beta1.ApplyStrategyTypeReportDiff}
+		teamA.create(ctx, drifty, diffy)
+
+		By("someone edits the placed ConfigMap on member-2")
+		m, err := framework.MemberNamed(members, "member-2").Client(scheme)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() error {
+			cm := &corev1.ConfigMap{}
+			if err := m.Get(ctx, client.ObjectKey{Namespace: "drift", Name: "settings"}, cm); err != nil {
+				return err
+			}
+			cm.Data["color"] = "edited on the member"
+			return m.Update(ctx, cm)
+		}).Should(Succeed())
+
+		show(browserA, teamA.path, "placements")
+		Eventually(func(g Gomega) {
+			g.Expect(eval[string](g, browserA, `document.querySelector('[data-cell="drifty@member-2"]')?.dataset.state ?? ''`)).To(Equal("drifted"), pageText(g, browserA))
+			g.Expect(eval[string](g, browserA, `document.querySelector('[data-cell="diffy@member-3"]')?.dataset.state ?? ''`)).To(Equal("diffed"), pageText(g, browserA))
+		}).Should(Succeed())
+		screenshot(browserA, "placements")
+	})
+
 	It("shows another team none of the first team's objects", func() {
 		browserB := tab()
 		signIn(browserB, teamB.path, teamB.cfg.BearerToken)
@@ -299,7 +328,7 @@ var _ = Describe("The fleet board", Ordered, func() {
 		Expect(res.StatusCode).To(Equal(http.StatusOK))
 		var grid struct{ Placements []struct{ Name string } }
 		Expect(json.NewDecoder(res.Body).Decode(&grid)).To(Succeed())
-		Expect(grid.Placements).To(ConsistOf(HaveField("Name", "staged"), HaveField("Name", "broken"), HaveField("Name", "prod-only")))
+		Expect(grid.Placements).To(ContainElements(HaveField("Name", "staged"), HaveField("Name", "broken"), HaveField("Name", "prod-only")))
 	})
 
 	It("shows the platform admin the fleet map and the teams' workspaces", func() {
@@ -338,7 +367,7 @@ var _ = Describe("The fleet board", Ordered, func() {
 		}).Should(Succeed())
 		show(admin, teamA.path, "placements")
 		Eventually(func(g Gomega) {
-			g.Expect(placementsShown(g, admin)).To(ConsistOf("staged", "broken", "prod-only"), pageText(g, admin))
+			g.Expect(placementsShown(g, admin)).To(ContainElements("staged", "broken", "prod-only", "drifty", "diffy"), pageText(g, admin))
 		}).Should(Succeed())
 
 		By("the browser keeps no credential: the session cookie is out of scripts' reach, and nothing is stored")

@@ -14,6 +14,7 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 )
 
 // fleetOf is a workspace watch over members MemberClusters and placements
@@ -72,6 +73,10 @@ func (c cached) List(_ context.Context, list client.ObjectList, _ ...client.List
 		for _, o := range items {
 			l.Items = append(l.Items, *o.(*placementv1beta1.ClusterResourcePlacement))
 		}
+	case *tenancyv1alpha1.ClusterGrantList:
+		for _, o := range items {
+			l.Items = append(l.Items, *o.(*tenancyv1alpha1.ClusterGrant))
+		}
 	}
 	return nil
 }
@@ -109,4 +114,40 @@ func BenchmarkClustersView(b *testing.B) {
 		size = len(data)
 	}
 	b.ReportMetric(float64(size)/(1<<20), "MiB/view")
+}
+
+func TestTheFleetMapMarksCordonedAndLeavingClusters(t *testing.T) {
+	now := metav1.Now()
+	joined := []metav1.Condition{cond(clusterv1beta1.ConditionTypeMemberClusterJoined, metav1.ConditionTrue, "MemberClusterJoined", "")}
+	cordoned := &clusterv1beta1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: "a"},
+		Spec: clusterv1beta1.MemberClusterSpec{Taints: []clusterv1beta1.Taint{{Key: clusterv1beta1.CordonTaintKey, Value: clusterv1beta1.CordonTaintValue, Effect: "NoSchedule"}}}}
+	cordoned.Status.Conditions = joined
+	leaving := &clusterv1beta1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: "b", DeletionTimestamp: &now, Finalizers: []string{"x"}}}
+	leaving.Status.Conditions = joined
+	unhealthy := &clusterv1beta1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: "c"}}
+	unhealthy.Status.Conditions = joined
+	unhealthy.Status.AgentStatus = []clusterv1beta1.AgentStatus{{Type: "MemberAgent",
+		Conditions: []metav1.Condition{cond(clusterv1beta1.AgentHealthy, metav1.ConditionFalse, "HeartbeatMissed", "no heartbeat for 3m")}}}
+	grant := &tenancyv1alpha1.ClusterGrant{ObjectMeta: metav1.ObjectMeta{Name: "canary"}, Status: tenancyv1alpha1.ClusterGrantStatus{Clusters: []string{"a", "c"}}}
+	w := &workspaceWatch{reader: cached{cordoned, leaving, unhealthy, grant}, visible: map[string]bool{}}
+	for _, o := range []client.Object{&clusterv1beta1.MemberCluster{}, &tenancyv1alpha1.ClusterGrant{}} {
+		w.visible[typeName(o)] = true
+	}
+	v, err := w.clustersView(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Source != "MemberClusters" || len(v.Clusters) != 3 {
+		t.Fatalf("view = %+v", v)
+	}
+	a, b, c := v.Clusters[0], v.Clusters[1], v.Clusters[2]
+	if !a.Cordoned || a.Leaving || a.Health != "healthy" || len(a.Grants) != 1 || a.Taints[0] != "cordon-key=cordon-value:NoSchedule" {
+		t.Errorf("cordoned cluster = %+v", a)
+	}
+	if !b.Leaving || b.Cordoned || len(b.Grants) != 0 {
+		t.Errorf("leaving cluster = %+v", b)
+	}
+	if c.Health != "unhealthy" || c.Message != "HeartbeatMissed: no heartbeat for 3m" || len(c.Grants) != 1 {
+		t.Errorf("unhealthy cluster = %+v", c)
+	}
 }
