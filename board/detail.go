@@ -209,7 +209,7 @@ func decisionOf(d placementv1beta1.ClusterDecision) (string, string) {
 // addWorkloads adds the placement's workload report, per cluster where a
 // cluster says more than that it is available.
 func (w *workspaceWatch) addWorkloads(ctx context.Context, d *PlacementDetail, namespace, name string) error {
-	var report client.Object = &placementv1beta1.ClusterWorkloadReport{}
+	var report placementv1beta1.WorkloadReportObj = &placementv1beta1.ClusterWorkloadReport{}
 	if namespace != "" {
 		report = &placementv1beta1.WorkloadReport{}
 	}
@@ -219,13 +219,7 @@ func (w *workspaceWatch) addWorkloads(ctx context.Context, d *PlacementDetail, n
 	if err := w.reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, report); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	var st *placementv1beta1.WorkloadReportStatus
-	switch r := report.(type) {
-	case *placementv1beta1.ClusterWorkloadReport:
-		st = &r.Status
-	case *placementv1beta1.WorkloadReport:
-		st = &r.Status
-	}
+	st := report.GetWorkloadReportStatus()
 	d.Workloads = &WorkloadSummary{Summary: st.Summary}
 	byCluster := map[string]int{}
 	for i, c := range d.Clusters {

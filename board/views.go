@@ -138,9 +138,14 @@ type Event struct {
 }
 
 func (w *workspaceWatch) clustersView(ctx context.Context) (*ClustersView, error) {
-	placements, err := w.summaries(ctx)
-	if err != nil {
-		return nil, err
+	// The placements name the clusters only where nothing else does: in
+	// root:fleet, summarising 1,000 placements for the map would be waste.
+	var placements []PlacementSummary
+	var err error
+	if !w.sees(&clusterv1beta1.MemberCluster{}) && !w.sees(&inventoryv1alpha1.ClusterProfile{}) {
+		if placements, err = w.summaries(ctx); err != nil {
+			return nil, err
+		}
 	}
 	v := &ClustersView{}
 	v.Clusters, v.Source, err = w.clusters(ctx, placements)

@@ -206,11 +206,5 @@ func newReport(key placements.Key) client.Object {
 
 // statusOf is the status of either kind of report.
 func statusOf(report client.Object) *placementv1beta1.WorkloadReportStatus {
-	switch r := report.(type) {
-	case *placementv1beta1.ClusterWorkloadReport:
-		return &r.Status
-	case *placementv1beta1.WorkloadReport:
-		return &r.Status
-	}
-	panic("not a workload report")
+	return report.(placementv1beta1.WorkloadReportObj).GetWorkloadReportStatus()
 }

@@ -2,6 +2,7 @@ package v1beta1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // +genclient
@@ -197,3 +198,18 @@ const MaxBackReportedStatusBytes = 32 << 10
 func init() {
 	SchemeBuilder.Register(&ClusterWorkloadReport{}, &ClusterWorkloadReportList{}, &WorkloadReport{}, &WorkloadReportList{})
 }
+
+// WorkloadReportObj is implemented by ClusterWorkloadReport and
+// WorkloadReport.
+// +kubebuilder:object:generate=false
+type WorkloadReportObj interface {
+	metav1.Object
+	runtime.Object
+	GetWorkloadReportStatus() *WorkloadReportStatus
+}
+
+// GetWorkloadReportStatus returns the status.
+func (r *ClusterWorkloadReport) GetWorkloadReportStatus() *WorkloadReportStatus { return &r.Status }
+
+// GetWorkloadReportStatus returns the status.
+func (r *WorkloadReport) GetWorkloadReportStatus() *WorkloadReportStatus { return &r.Status }

@@ -17,7 +17,7 @@ import (
 
 // showWorkloads prints the placement's workload report.
 func showWorkloads(ctx context.Context, ws *hub.Workspace, ns, name string, out io.Writer) error {
-	var report client.Object = &placementv1beta1.ClusterWorkloadReport{}
+	var report placementv1beta1.WorkloadReportObj = &placementv1beta1.ClusterWorkloadReport{}
 	kind := "ClusterWorkloadReport"
 	if ns != "" {
 		report, kind = &placementv1beta1.WorkloadReport{}, "WorkloadReport"
@@ -30,13 +30,7 @@ func showWorkloads(ctx context.Context, ws *hub.Workspace, ns, name string, out 
 	if err != nil {
 		return fmt.Errorf("getting %s %s in workspace %s: %w", kind, qualified(ns, name), ws.Path, err)
 	}
-	var st *placementv1beta1.WorkloadReportStatus
-	switch r := report.(type) {
-	case *placementv1beta1.ClusterWorkloadReport:
-		st = &r.Status
-	case *placementv1beta1.WorkloadReport:
-		st = &r.Status
-	}
+	st := report.GetWorkloadReportStatus()
 	fmt.Fprintf(out, "\nWorkloads (%s %s): %s\n", kind, qualified(ns, name), st.Summary)
 	for _, c := range st.Conditions {
 		if c.Status != "True" || c.Reason == placementv1beta1.WorkloadReportTrimmedReason {
