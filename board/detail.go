@@ -95,12 +95,12 @@ func (w *workspaceWatch) placement(ctx context.Context, namespace, name string, 
 		p = &placementv1beta1.ResourcePlacement{}
 	}
 	if !w.sees(p) {
-		return nil, errNotFound(fmt.Sprintf("workspace %s does not serve %ss to you", w.path, kindOf(p)))
+		return nil, errNotFound(fmt.Sprintf("workspace %s does not serve %ss to you", w.path, placementv1beta1.PlacementKindOf(p)))
 	}
 	if err := w.reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, p); err != nil {
-		return nil, notFoundOr(err, fmt.Sprintf("%s %s not found in workspace %s", kindOf(p), qualified(namespace, name), w.path))
+		return nil, notFoundOr(err, fmt.Sprintf("%s %s not found in workspace %s", placementv1beta1.PlacementKindOf(p), qualified(namespace, name), w.path))
 	}
-	kind := kindOf(p)
+	kind := placementv1beta1.PlacementKindOf(p)
 	d := &PlacementDetail{PlacementSummary: summarize(p), ResourceIndex: p.GetPlacementStatus().ObservedResourceIndex,
 		Conditions: conditions(p.GetPlacementStatus().Conditions)}
 	decisions, err := w.decisions(ctx, namespace, name)

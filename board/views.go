@@ -238,16 +238,9 @@ func (w *workspaceWatch) placements(ctx context.Context) ([]placementv1beta1.Pla
 	return out, nil
 }
 
-func kindOf(p placementv1beta1.PlacementObj) string {
-	if p.GetNamespace() == "" {
-		return "ClusterResourcePlacement"
-	}
-	return "ResourcePlacement"
-}
-
 func summarize(p placementv1beta1.PlacementObj) PlacementSummary {
 	spec, st := p.GetPlacementSpec(), p.GetPlacementStatus()
-	kind := kindOf(p)
+	kind := placementv1beta1.PlacementKindOf(p)
 	s := PlacementSummary{Kind: kind, Namespace: p.GetNamespace(), Name: p.GetName(), Policy: policyOf(spec.Policy),
 		Strategy: string(spec.Strategy.Type), Cells: map[string]Cell{}}
 	if s.Strategy == "" {

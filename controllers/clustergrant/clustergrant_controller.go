@@ -72,7 +72,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	st := g.Status.DeepCopy()
-	valid := metav1.Condition{Type: "Valid", Status: metav1.ConditionTrue, Reason: "SelectorValid", ObservedGeneration: g.Generation,
+	valid := metav1.Condition{Type: tenancyv1alpha1.ClusterGrantConditionValid, Status: metav1.ConditionTrue, Reason: tenancyv1alpha1.ClusterGrantSelectorValid, ObservedGeneration: g.Generation,
 		Message: "the grant's cluster selector is valid"}
 	sel := labels.Everything()
 	var err error
@@ -80,7 +80,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		sel, err = metav1.LabelSelectorAsSelector(g.Spec.ClusterSelector)
 	}
 	if err != nil {
-		valid.Status, valid.Reason, valid.Message = metav1.ConditionFalse, "SelectorInvalid", "clusterSelector: "+err.Error()
+		valid.Status, valid.Reason, valid.Message = metav1.ConditionFalse, tenancyv1alpha1.ClusterGrantSelectorInvalid, "clusterSelector: "+err.Error()
 		st.ClusterCount, st.Clusters = 0, nil
 	} else {
 		// Only names are read: no copies of the cache's objects. Every

@@ -61,7 +61,7 @@ func (r *Reconciler) ensureNamespace(ctx context.Context, mc *clusterv1beta1.Mem
 	if err := r.Client.Create(ctx, ns); ignoreAlreadyExists(err) != nil {
 		return "", fmt.Errorf("creating namespace %s for member cluster %s: %w", name, mc.Name, err)
 	}
-	r.Recorder.Eventf(mc, corev1.EventTypeNormal, "NamespaceCreated", "Created namespace %s for the member's Work", name)
+	r.Recorder.Eventf(mc, corev1.EventTypeNormal, clusterv1beta1.EventReasonNamespaceCreated, "Created namespace %s for the member's Work", name)
 	return name, nil
 }
 

@@ -36,7 +36,7 @@ func (r *Reconciler) leave(ctx context.Context, mc *clusterv1beta1.MemberCluster
 		if _, err := r.ensureIMC(ctx, mc, ns, clusterv1beta1.ClusterStateLeave); err != nil {
 			return ctrl.Result{}, err
 		}
-		r.Recorder.Event(mc, corev1.EventTypeNormal, "Leaving", "Asked the member's syncer to leave the fleet")
+		r.Recorder.Event(mc, corev1.EventTypeNormal, clusterv1beta1.EventReasonLeaving, "Asked the member's syncer to leave the fleet")
 	}
 
 	forceAt := mc.DeletionTimestamp.Add(r.ForceDeleteWait)
@@ -44,7 +44,7 @@ func (r *Reconciler) leave(ctx context.Context, mc *clusterv1beta1.MemberCluster
 		if wait := forceAt.Sub(r.Clock.Now()); wait > 0 {
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
-		r.Recorder.Eventf(mc, corev1.EventTypeWarning, "ForceLeave", "The member's syncer did not confirm leaving within %s; removing its hub state anyway", r.ForceDeleteWait)
+		r.Recorder.Eventf(mc, corev1.EventTypeWarning, clusterv1beta1.EventReasonForceLeave, "The member's syncer did not confirm leaving within %s; removing its hub state anyway", r.ForceDeleteWait)
 	}
 
 	gone, err := removeNamespace(ctx, r.Client, ns)

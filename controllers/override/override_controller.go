@@ -17,6 +17,7 @@ import (
 	"strconv"
 
 	"github.com/kcp-dev/logicalcluster/v3"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -128,7 +129,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		if wsErr != nil {
 			return ctrl.Result{}, wsErr
 		}
-		ws.Recorder(c.Scheme(), ControllerName).Event(o, "Warning", InvalidOverrideReason, err.Error())
+		ws.Recorder(c.Scheme(), ControllerName).Event(o, corev1.EventTypeWarning, InvalidOverrideReason, err.Error())
 		return ctrl.Result{}, nil
 	}
 	return ctrl.Result{}, r.snapshot(ctx, c, o)

@@ -40,14 +40,14 @@ type revisionStart struct {
 
 // observe notes the placement's status after a reconcile; key names the
 // placement across workspaces.
-func (c *rolloutClock) observe(key, kind string, p placementv1beta1.PlacementObj, status *placementv1beta1.PlacementStatus, now time.Time) {
+func (c *rolloutClock) observe(key string, p placementv1beta1.PlacementObj, status *placementv1beta1.PlacementStatus, now time.Time) {
 	revision := status.ObservedResourceIndex + "@" + strconv.FormatInt(p.GetGeneration(), 10)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s, tracked := c.started[key]
-	if rolledOut(p, status, kind) {
+	if rolledOut(p, status) {
 		if tracked && s.revision == revision {
-			rolloutDuration.WithLabelValues(kind).Observe(now.Sub(s.at).Seconds())
+			rolloutDuration.WithLabelValues(placementv1beta1.PlacementKindOf(p)).Observe(now.Sub(s.at).Seconds())
 		}
 		delete(c.started, key)
 		return
@@ -69,8 +69,8 @@ func (c *rolloutClock) forget(key string) {
 
 // rolledOut tells whether every scheduled cluster runs the placement's
 // current revision and reports it Available.
-func rolledOut(p placementv1beta1.PlacementObj, status *placementv1beta1.PlacementStatus, kind string) bool {
-	available := meta.FindStatusCondition(status.Conditions, kind+string(placementv1beta1.PerClusterAvailableConditionType))
+func rolledOut(p placementv1beta1.PlacementObj, status *placementv1beta1.PlacementStatus) bool {
+	available := meta.FindStatusCondition(status.Conditions, placementv1beta1.AvailableCondition.TypeFor(p))
 	if available == nil || available.Status != metav1.ConditionTrue || available.ObservedGeneration != p.GetGeneration() {
 		return false
 	}

@@ -48,32 +48,32 @@ func TestRolloutClock(t *testing.T) {
 		}
 	}
 
-	c.observe("ws/app", crpKind, p, rolloutStatus("0", metav1.ConditionUnknown, 1, "0", "0"), t0)
-	c.observe("ws/app", crpKind, p, rolloutStatus("0", metav1.ConditionUnknown, 1, "0", "0"), t0.Add(time.Second))
-	c.observe("ws/app", crpKind, p, rolloutStatus("0", metav1.ConditionTrue, 1, "0", "0"), t0.Add(3*time.Second))
+	c.observe("ws/app", p, rolloutStatus("0", metav1.ConditionUnknown, 1, "0", "0"), t0)
+	c.observe("ws/app", p, rolloutStatus("0", metav1.ConditionUnknown, 1, "0", "0"), t0.Add(time.Second))
+	c.observe("ws/app", p, rolloutStatus("0", metav1.ConditionTrue, 1, "0", "0"), t0.Add(3*time.Second))
 	expect("created, then Available", 1, 3)
 
-	c.observe("ws/app", crpKind, p, rolloutStatus("0", metav1.ConditionTrue, 1, "0", "0"), t0.Add(10*time.Second))
+	c.observe("ws/app", p, rolloutStatus("0", metav1.ConditionTrue, 1, "0", "0"), t0.Add(10*time.Second))
 	expect("Available again without a change", 1, 3)
 
 	// The resources changed: Available still holds for the old index on a
 	// cluster, so the rollout is not done.
-	c.observe("ws/app", crpKind, p, rolloutStatus("1", metav1.ConditionTrue, 1, "1", "0"), t0.Add(20*time.Second))
-	c.observe("ws/app", crpKind, p, rolloutStatus("1", metav1.ConditionTrue, 1, "1", "1"), t0.Add(22*time.Second))
+	c.observe("ws/app", p, rolloutStatus("1", metav1.ConditionTrue, 1, "1", "0"), t0.Add(20*time.Second))
+	c.observe("ws/app", p, rolloutStatus("1", metav1.ConditionTrue, 1, "1", "1"), t0.Add(22*time.Second))
 	expect("resource change rolled out", 2, 5)
 
 	// A spec change restarts the clock even if the previous one never
 	// finished; generation 3 is first seen at 31s (its Available is still
 	// generation 2's).
 	p.Generation = 2
-	c.observe("ws/app", crpKind, p, rolloutStatus("1", metav1.ConditionUnknown, 2, "1", "1"), t0.Add(30*time.Second))
+	c.observe("ws/app", p, rolloutStatus("1", metav1.ConditionUnknown, 2, "1", "1"), t0.Add(30*time.Second))
 	p.Generation = 3
-	c.observe("ws/app", crpKind, p, rolloutStatus("1", metav1.ConditionTrue, 2, "1", "1"), t0.Add(31*time.Second))
-	c.observe("ws/app", crpKind, p, rolloutStatus("1", metav1.ConditionUnknown, 3, "1", "1"), t0.Add(32*time.Second))
-	c.observe("ws/app", crpKind, p, rolloutStatus("1", metav1.ConditionTrue, 3, "1", "1"), t0.Add(36*time.Second))
+	c.observe("ws/app", p, rolloutStatus("1", metav1.ConditionTrue, 2, "1", "1"), t0.Add(31*time.Second))
+	c.observe("ws/app", p, rolloutStatus("1", metav1.ConditionUnknown, 3, "1", "1"), t0.Add(32*time.Second))
+	c.observe("ws/app", p, rolloutStatus("1", metav1.ConditionTrue, 3, "1", "1"), t0.Add(36*time.Second))
 	expect("generation 3 rolled out", 3, 10)
 
-	c.observe("ws/other", crpKind, p, rolloutStatus("0", metav1.ConditionUnknown, 3), t0)
+	c.observe("ws/other", p, rolloutStatus("0", metav1.ConditionUnknown, 3), t0)
 	c.forget("ws/other")
 	if len(c.started) != 0 {
 		t.Fatalf("placements still timed: %v", c.started)

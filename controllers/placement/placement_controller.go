@@ -149,7 +149,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		r.unserved.forget(req.String())
 	}
 	if errors.Is(err, errInvalidSelectors) {
-		recorder.Event(p, "Warning", placementv1beta1.InvalidResourceSelectorsReason, err.Error())
+		recorder.Event(p, corev1.EventTypeWarning, placementv1beta1.InvalidResourceSelectorsReason, err.Error())
 		return ctrl.Result{}, r.writeStatus(ctx, c, p, invalidSelectorsStatus(p, err))
 	}
 	if err != nil {
@@ -167,7 +167,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	syncNamespaceStatus(ctx, c, p, &status)
 	emitEvents(recorder, p, status)
 	now := time.Now()
-	r.rollouts.observe(req.String(), conditionPrefix(p), p, &status, now)
+	r.rollouts.observe(req.String(), p, &status, now)
 	return r.writeProgress(ctx, c, p, status, req.String(), now)
 }
 
@@ -290,6 +290,6 @@ func (r *Reconciler) delete(ctx context.Context, c client.Client, p placementv1b
 	if err := c.Update(ctx, p); err != nil {
 		return placements.RetryConflict(err)
 	}
-	recorder.Event(p, "Normal", "PlacementCleanupFinalizerRemoved", "Deleted the snapshots and removed the placement cleanup finalizer")
+	recorder.Event(p, corev1.EventTypeNormal, placementv1beta1.PlacementCleanupFinalizerRemovedEventReason, "Deleted the snapshots and removed the placement cleanup finalizer")
 	return ctrl.Result{}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,64 +16,29 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
-	"github.com/fleetplane/fleetplane/controllers/common/placements"
 )
 
-// applyConditions are the per-cluster conditions a binding reports, in the
-// order a rollout reaches them; each only counts once the previous holds.
-// With ReportDiff nothing is applied: reportConditions end in DiffReported.
-var (
-	applyConditions = []string{
-		string(placementv1beta1.PerClusterRolloutStartedConditionType),
-		string(placementv1beta1.PerClusterOverriddenConditionType),
-		string(placementv1beta1.PerClusterWorkSynchronizedConditionType),
-		string(placementv1beta1.PerClusterAppliedConditionType),
-		string(placementv1beta1.PerClusterAvailableConditionType),
-	}
-	reportConditions = []string{
-		string(placementv1beta1.PerClusterRolloutStartedConditionType),
-		string(placementv1beta1.PerClusterOverriddenConditionType),
-		string(placementv1beta1.PerClusterWorkSynchronizedConditionType),
-		string(placementv1beta1.PerClusterDiffReportedConditionType),
-	}
-	allRolloutConditions = append(slices.Clone(applyConditions), string(placementv1beta1.PerClusterDiffReportedConditionType))
-)
-
-// rolloutConditions are the conditions of the placement's apply strategy.
-func rolloutConditions(p placementv1beta1.PlacementObj) []string {
+// rolloutConditions are the conditions of the placement's apply strategy:
+// with ReportDiff nothing is applied, and the rollout ends in DiffReported.
+func rolloutConditions(p placementv1beta1.PlacementObj) []placementv1beta1.PlacementCondition {
 	if as := p.GetPlacementSpec().Strategy.ApplyStrategy; as != nil && as.Type == placementv1beta1.ApplyStrategyTypeReportDiff {
-		return reportConditions
+		return placementv1beta1.ReportDiffRolloutConditions
 	}
-	return applyConditions
+	return placementv1beta1.ApplyRolloutConditions
 }
 
 // withoutOthers removes the rollout conditions of the other apply strategy
-// (the placement's strategy may have changed).
-func withoutOthers(conds *[]metav1.Condition, prefix string, kept []string) {
-	for _, t := range allRolloutConditions {
+// (the placement's strategy may have changed); typeOf names a condition at
+// the level conds is at.
+func withoutOthers(conds *[]metav1.Condition, kept []placementv1beta1.PlacementCondition, typeOf func(placementv1beta1.PlacementCondition) string) {
+	for _, t := range [...]placementv1beta1.PlacementCondition{placementv1beta1.AvailableCondition, placementv1beta1.DiffReportedCondition} {
 		if !slices.Contains(kept, t) {
-			meta.RemoveStatusCondition(conds, prefix+t)
+			meta.RemoveStatusCondition(conds, typeOf(t))
 		}
 	}
 }
 
-// aggregate reasons of the placement-level conditions: what all clusters
-// having the per-cluster condition True / False / not yet means.
-var aggregateReasons = map[string][3]string{
-	string(placementv1beta1.PerClusterRolloutStartedConditionType):   {placementv1beta1.RolloutStartedReason, placementv1beta1.RolloutNotStartedYetReason, placementv1beta1.RolloutStartedUnknownReason},
-	string(placementv1beta1.PerClusterOverriddenConditionType):       {placementv1beta1.OverrideNotSpecifiedReason, placementv1beta1.OverriddenFailedReason, placementv1beta1.OverriddenPendingReason},
-	string(placementv1beta1.PerClusterWorkSynchronizedConditionType): {placementv1beta1.WorkSynchronizedReason, placementv1beta1.WorkNotSynchronizedYetReason, placementv1beta1.WorkSynchronizedUnknownReason},
-	string(placementv1beta1.PerClusterAppliedConditionType):          {placementv1beta1.ApplySucceededReason, placementv1beta1.ApplyFailedReason, placementv1beta1.ApplyPendingReason},
-	string(placementv1beta1.PerClusterAvailableConditionType):        {placementv1beta1.AvailableReason, placementv1beta1.NotAvailableYetReason, placementv1beta1.AvailableUnknownReason},
-	string(placementv1beta1.PerClusterDiffReportedConditionType):     {placementv1beta1.DiffReportedStatusTrueReason, placementv1beta1.DiffReportedStatusFalseReason, placementv1beta1.DiffReportedStatusUnknownReason},
-}
-
-func conditionPrefix(p placementv1beta1.PlacementObj) string {
-	if placements.KeyOf(p).Cluster() {
-		return "ClusterResourcePlacement"
-	}
-	return "ResourcePlacement"
-}
+func perClusterType(c placementv1beta1.PlacementCondition) string { return string(c.PerCluster) }
 
 // buildStatus folds the policy snapshot's scheduling result and the
 // bindings' rollout progress into the placement status.
@@ -86,7 +52,6 @@ func buildStatus(p placementv1beta1.PlacementObj, selected []placementv1beta1.Re
 	}
 	gen := p.GetGeneration()
 	scheduled := scheduledCondition(p, policySnap)
-	scheduled.Type = conditionPrefix(p) + scheduled.Type
 	meta.SetStatusCondition(&status.Conditions, scheduled)
 
 	active := activeBindings(bindings)
@@ -100,15 +65,14 @@ func buildStatus(p placementv1beta1.PlacementObj, selected []placementv1beta1.Re
 	// describe.
 	stop := scheduled.Status == metav1.ConditionUnknown || countScheduled(status.PerClusterPlacementStatuses) == 0
 	conditions := rolloutConditions(p)
-	withoutOthers(&status.Conditions, conditionPrefix(p), conditions)
+	withoutOthers(&status.Conditions, conditions, func(c placementv1beta1.PlacementCondition) string { return c.TypeFor(p) })
 	for _, t := range conditions {
-		name := conditionPrefix(p) + t
 		if stop {
-			meta.RemoveStatusCondition(&status.Conditions, name)
+			meta.RemoveStatusCondition(&status.Conditions, t.TypeFor(p))
 			continue
 		}
 		c := aggregate(t, status.PerClusterPlacementStatuses, gen)
-		c.Type = name
+		c.Type = t.TypeFor(p)
 		meta.SetStatusCondition(&status.Conditions, c)
 		stop = c.Status != metav1.ConditionTrue
 	}
@@ -118,12 +82,12 @@ func buildStatus(p placementv1beta1.PlacementObj, selected []placementv1beta1.Re
 // scheduledCondition reports the scheduler's result once it has scheduled
 // this generation of the placement.
 func scheduledCondition(p placementv1beta1.PlacementObj, policySnap placementv1beta1.PolicySnapshotObj) metav1.Condition {
-	c := metav1.Condition{Type: string(placementv1beta1.PerClusterScheduledConditionType), ObservedGeneration: p.GetGeneration()}
+	c := metav1.Condition{Type: placementv1beta1.ScheduledCondition.TypeFor(p), ObservedGeneration: p.GetGeneration()}
 	st := policySnap.GetPolicySnapshotStatus()
-	sc := meta.FindStatusCondition(st.Conditions, string(placementv1beta1.PerClusterScheduledConditionType))
+	sc := meta.FindStatusCondition(st.Conditions, placementv1beta1.PolicySnapshotScheduled)
 	snapGen, _ := strconv.ParseInt(policySnap.GetAnnotations()[placementv1beta1.CRPGenerationAnnotation], 10, 64)
 	if sc == nil || st.ObservedCRPGeneration != snapGen || snapGen != p.GetGeneration() {
-		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, placementv1beta1.SchedulePendingReason, "Scheduling has not completed"
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, placementv1beta1.ScheduledCondition.UnknownReason, "Scheduling has not completed"
 		return c
 	}
 	c.Status, c.Reason, c.Message = sc.Status, sc.Reason, sc.Message
@@ -157,20 +121,10 @@ func rejections(decisions []placementv1beta1.ClusterDecision) string {
 	return "; not picked: " + strings.Join(parts, "; ")
 }
 
-// RemovalPendingReason: Fleetplane's own condition <Prefix>RemovalPending
-// is True, with this reason, while clusters the placement no longer uses
-// (or all of them, once it is deleted) still hold what it placed; they
-// are listed in its message. Without such clusters the condition is absent,
-// so that the status reads as KubeFleet's.
-const (
-	removalPendingCondition = "RemovalPending"
-	RemovalPendingReason    = "RemovalPending"
-)
-
 // setRemovalPending reports the clusters whose bindings are being removed:
 // their Works stay until the member has deleted what they placed.
 func setRemovalPending(status *placementv1beta1.PlacementStatus, p placementv1beta1.PlacementObj, bindings []placementv1beta1.BindingObj) {
-	name := conditionPrefix(p) + removalPendingCondition
+	name := placementv1beta1.RemovalPendingCondition.TypeFor(p)
 	var clusters []string
 	for _, b := range bindings {
 		if b.GetBindingSpec().State == placementv1beta1.BindingStateUnscheduled || !b.GetDeletionTimestamp().IsZero() {
@@ -182,7 +136,7 @@ func setRemovalPending(status *placementv1beta1.PlacementStatus, p placementv1be
 		return
 	}
 	sort.Strings(clusters)
-	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: name, Status: metav1.ConditionTrue, Reason: RemovalPendingReason,
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: name, Status: metav1.ConditionTrue, Reason: placementv1beta1.RemovalPendingCondition.TrueReason,
 		ObservedGeneration: p.GetGeneration(),
 		Message: fmt.Sprintf("Removing the placed resources from %d cluster(s) (%s): each goes once its member has deleted them; objects held by finalizers on a member keep it waiting",
 			len(clusters), strings.Join(clusters, ", "))})
@@ -240,14 +194,15 @@ func perClusterStatuses(p placementv1beta1.PlacementObj, policySnap placementv1b
 		})
 		stop := false
 		conditions := rolloutConditions(p)
-		withoutOthers(&s.Conditions, "", conditions)
-		for _, t := range conditions {
+		withoutOthers(&s.Conditions, conditions, perClusterType)
+		for _, cond := range conditions {
+			t := string(cond.PerCluster)
 			c := meta.FindStatusCondition(st.Conditions, t)
-			if t == string(placementv1beta1.PerClusterRolloutStartedConditionType) && spec.ResourceSnapshotName != "" && spec.ResourceSnapshotName != latest {
+			if cond == placementv1beta1.RolloutStartedCondition && spec.ResourceSnapshotName != "" && spec.ResourceSnapshotName != latest {
 				// The binding's conditions describe older resources.
 				c = notRolledOut(p, b, snapshotIndex(p.GetName(), latest), s.ObservedResourceIndex)
 			}
-			if c == nil && t == string(placementv1beta1.PerClusterRolloutStartedConditionType) && spec.State == placementv1beta1.BindingStateScheduled {
+			if c == nil && cond == placementv1beta1.RolloutStartedCondition && spec.State == placementv1beta1.BindingStateScheduled {
 				// Nothing decided to roll out to this cluster yet: with an
 				// External strategy, it waits for an update run.
 				c = &metav1.Condition{Type: t, Status: metav1.ConditionUnknown, Reason: placementv1beta1.RolloutStartedUnknownReason,
@@ -312,8 +267,8 @@ func snapshotIndex(placement, snapshot string) string {
 
 // aggregate turns one per-cluster condition of all clusters into the
 // placement-level condition.
-func aggregate(t string, clusters []placementv1beta1.PerClusterPlacementStatus, gen int64) metav1.Condition {
-	reasons := aggregateReasons[t]
+func aggregate(cond placementv1beta1.PlacementCondition, clusters []placementv1beta1.PerClusterPlacementStatus, gen int64) metav1.Condition {
+	t := string(cond.PerCluster)
 	var unknown, failed int
 	for _, s := range clusters {
 		if s.ClusterName == "" {
@@ -330,15 +285,15 @@ func aggregate(t string, clusters []placementv1beta1.PerClusterPlacementStatus, 
 	c := metav1.Condition{ObservedGeneration: gen}
 	switch {
 	case failed > 0:
-		c.Status, c.Reason = metav1.ConditionFalse, reasons[1]
+		c.Status, c.Reason = metav1.ConditionFalse, cond.FalseReason
 		c.Message = fmt.Sprintf("%s is False on %d cluster(s); see placementStatuses", t, failed)
 	case unknown > 0:
-		c.Status, c.Reason = metav1.ConditionUnknown, reasons[2]
+		c.Status, c.Reason = metav1.ConditionUnknown, cond.UnknownReason
 		c.Message = fmt.Sprintf("%s is pending on %d cluster(s)", t, unknown)
 	default:
-		c.Status, c.Reason = metav1.ConditionTrue, reasons[0]
+		c.Status, c.Reason = metav1.ConditionTrue, cond.TrueReason
 		c.Message = fmt.Sprintf("%s on all %d scheduled cluster(s)", t, countScheduled(clusters))
-		if t == string(placementv1beta1.PerClusterOverriddenConditionType) && anyOverridden(clusters) {
+		if cond == placementv1beta1.OverriddenCondition && anyOverridden(clusters) {
 			c.Reason = placementv1beta1.OverriddenSucceededReason
 		}
 	}
@@ -370,7 +325,7 @@ func countScheduled(clusters []placementv1beta1.PerClusterPlacementStatus) int {
 func invalidSelectorsStatus(p placementv1beta1.PlacementObj, err error) placementv1beta1.PlacementStatus {
 	status := *p.GetPlacementStatus().DeepCopy()
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
-		Type: conditionPrefix(p) + string(placementv1beta1.PerClusterScheduledConditionType), Status: metav1.ConditionFalse,
+		Type: placementv1beta1.ScheduledCondition.TypeFor(p), Status: metav1.ConditionFalse,
 		ObservedGeneration: p.GetGeneration(), Reason: placementv1beta1.InvalidResourceSelectorsReason, Message: err.Error(),
 	})
 	return status
@@ -385,25 +340,15 @@ func (r *Reconciler) writeStatus(ctx context.Context, c client.Client, p placeme
 	return c.Status().Update(ctx, p)
 }
 
-// eventReasons are emitted when a placement-level condition turns True.
-var eventReasons = map[string]string{
-	string(placementv1beta1.PerClusterRolloutStartedConditionType):   "PlacementRolloutStarted",
-	string(placementv1beta1.PerClusterOverriddenConditionType):       "PlacementOverriddenSucceeded",
-	string(placementv1beta1.PerClusterWorkSynchronizedConditionType): "PlacementWorkSynchronized",
-	string(placementv1beta1.PerClusterAppliedConditionType):          "PlacementApplied",
-	string(placementv1beta1.PerClusterAvailableConditionType):        "PlacementAvailable",
-	string(placementv1beta1.PerClusterDiffReportedConditionType):     "PlacementDiffReported",
-}
-
 // emitEvents records conditions that newly turned True, and completion.
 func emitEvents(recorder record.EventRecorder, p placementv1beta1.PlacementObj, next placementv1beta1.PlacementStatus) {
 	prev := p.GetPlacementStatus().Conditions
 	for _, t := range rolloutConditions(p) {
-		name := conditionPrefix(p) + t
+		name := t.TypeFor(p)
 		if meta.IsStatusConditionTrue(next.Conditions, name) && !meta.IsStatusConditionTrue(prev, name) {
-			recorder.Event(p, "Normal", eventReasons[t], meta.FindStatusCondition(next.Conditions, name).Message)
-			if t == string(placementv1beta1.PerClusterAvailableConditionType) {
-				recorder.Event(p, "Normal", "PlacementRolloutCompleted", "Resources are available in the selected clusters")
+			recorder.Event(p, corev1.EventTypeNormal, t.EventReason, meta.FindStatusCondition(next.Conditions, name).Message)
+			if t == placementv1beta1.AvailableCondition {
+				recorder.Event(p, corev1.EventTypeNormal, placementv1beta1.PlacementRolloutCompletedEventReason, "Resources are available in the selected clusters")
 			}
 		}
 	}

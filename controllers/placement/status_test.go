@@ -33,8 +33,8 @@ func availableBinding(cluster string) *placementv1beta1.ClusterResourceBinding {
 	b.Generation = 1
 	b.Spec.TargetCluster = cluster
 	b.Spec.State = placementv1beta1.BindingStateBound
-	for _, t := range applyConditions {
-		b.Status.Conditions = append(b.Status.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: "Done", ObservedGeneration: 1})
+	for _, t := range placementv1beta1.ApplyRolloutConditions {
+		b.Status.Conditions = append(b.Status.Conditions, metav1.Condition{Type: string(t.PerCluster), Status: metav1.ConditionTrue, Reason: "Done", ObservedGeneration: 1})
 	}
 	return b
 }

@@ -79,7 +79,7 @@ func (k kinds) strategyKind() string {
 
 func (k kinds) placementKind() string {
 	if k.namespaced {
-		return "ResourcePlacement"
+		return placementv1beta1.ResourcePlacementKind
 	}
-	return "ClusterResourcePlacement"
+	return placementv1beta1.ClusterResourcePlacementKind
 }

@@ -93,6 +93,17 @@ const (
 	ReasonMemberClusterAPIServerHealthy   = "MemberClusterAPIServerHealthy"
 )
 
+// Event reasons recorded on MemberClusters.
+const (
+	// EventReasonLeaving: the hub asked the member's syncer to leave.
+	EventReasonLeaving = "Leaving"
+	// EventReasonForceLeave: the syncer did not confirm in time; the hub
+	// removes its state for the member anyway.
+	EventReasonForceLeave = "ForceLeave"
+	// EventReasonNamespaceCreated: the member's Work namespace on the hub.
+	EventReasonNamespaceCreated = "NamespaceCreated"
+)
+
 // Well-known cluster property names. Numeric values use resource.Quantity
 // syntax.
 const (

@@ -160,3 +160,11 @@ type ClusterGrantList struct {
 func init() {
 	SchemeBuilder.Register(&ClusterGrant{}, &ClusterGrantList{})
 }
+
+// ClusterGrant conditions: Valid tells whether the grant's cluster selector
+// parses; while it does not, the grant covers no cluster.
+const (
+	ClusterGrantConditionValid  = "Valid"
+	ClusterGrantSelectorValid   = "SelectorValid"
+	ClusterGrantSelectorInvalid = "SelectorInvalid"
+)

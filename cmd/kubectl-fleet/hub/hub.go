@@ -110,7 +110,7 @@ func BaseURL(host string) string {
 // RequirePlacementAPI fails with what to do when the workspace does not
 // serve the placement API: the context points at the wrong workspace.
 func (w *Workspace) RequirePlacementAPI() error {
-	gk := schema.GroupKind{Group: placementv1beta1.GroupVersion.Group, Kind: "ClusterResourcePlacement"}
+	gk := schema.GroupKind{Group: placementv1beta1.GroupVersion.Group, Kind: placementv1beta1.ClusterResourcePlacementKind}
 	if _, err := w.RESTMapper().RESTMapping(gk, placementv1beta1.GroupVersion.Version); err != nil {
 		if meta.IsNoMatchError(err) {
 			return fmt.Errorf("workspace %s does not serve the placement API (%s): switch to a team workspace (kubectl ws :root:teams:<team>) or to :root:fleet", w.Path, placementv1beta1.GroupVersion)

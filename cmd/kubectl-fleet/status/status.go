@@ -62,10 +62,11 @@ ResourcePlacement of that namespace.`,
 func show(ctx context.Context, ws *hub.Workspace, ns, name string, out io.Writer) error {
 	var p placementv1beta1.PlacementObj = &placementv1beta1.ClusterResourcePlacement{}
 	var snaps client.ObjectList = &placementv1beta1.ClusterSchedulingPolicySnapshotList{}
-	kind := "ClusterResourcePlacement"
 	if ns != "" {
-		p, snaps, kind = &placementv1beta1.ResourcePlacement{}, &placementv1beta1.SchedulingPolicySnapshotList{}, "ResourcePlacement"
+		p, snaps = &placementv1beta1.ResourcePlacement{}, &placementv1beta1.SchedulingPolicySnapshotList{}
 	}
+	p.SetNamespace(ns)
+	kind := placementv1beta1.PlacementKindOf(p)
 	if err := ws.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
 		return fmt.Errorf("getting %s %s in workspace %s: %w", kind, qualified(ns, name), ws.Path, err)
 	}
@@ -115,7 +116,7 @@ func rows(st *placementv1beta1.PlacementStatus, decisions []placementv1beta1.Clu
 		}
 		picked[s.ClusterName] = true
 		r := row{cluster: s.ClusterName, picked: "yes", snapshot: orDash(s.ObservedResourceIndex),
-			applied: conditionStatus(s.Conditions, "Applied"), available: conditionStatus(s.Conditions, "Available"),
+			applied: conditionStatus(s.Conditions, string(placementv1beta1.PerClusterAppliedConditionType)), available: conditionStatus(s.Conditions, string(placementv1beta1.PerClusterAvailableConditionType)),
 			drifted: len(s.DriftedPlacements), failed: len(s.FailedPlacements)}
 		for _, f := range s.FailedPlacements {
 			if reason := f.Condition.Reason; reason == placementv1beta1.ApplyResultFailedToTakeOver || reason == placementv1beta1.ApplyResultNotTakenOver {

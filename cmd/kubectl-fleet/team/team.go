@@ -183,13 +183,13 @@ func (o *createOptions) grant(ctx context.Context, fleet *hub.Workspace, name st
 		if err := fleet.Get(ctx, client.ObjectKeyFromObject(g), g); err != nil {
 			return false, nil
 		}
-		c := meta.FindStatusCondition(g.Status.Conditions, "Valid")
+		c := meta.FindStatusCondition(g.Status.Conditions, tenancyv1alpha1.ClusterGrantConditionValid)
 		return c != nil && c.ObservedGeneration == g.Generation, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ClusterGrant %s in %s was not evaluated: %w", name, hub.FleetPath, err)
 	}
-	if c := meta.FindStatusCondition(g.Status.Conditions, "Valid"); c.Status != metav1.ConditionTrue {
+	if c := meta.FindStatusCondition(g.Status.Conditions, tenancyv1alpha1.ClusterGrantConditionValid); c.Status != metav1.ConditionTrue {
 		return nil, fmt.Errorf("ClusterGrant %s: %s", name, c.Message)
 	}
 	return g, nil
