@@ -20,8 +20,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/fleetplane/fleetplane/board"
-	"github.com/fleetplane/fleetplane/test/e2e/framework"
-	"github.com/fleetplane/fleetplane/test/localcluster"
+	"github.com/fleetplane/fleetplane/internal/localcluster"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 )
 
 func main() {
@@ -44,7 +44,7 @@ func main() {
 // localMembers are the demo fleet: regions and environments like the
 // documentation's examples, and different sizes so that property-based
 // scheduling has something to choose from.
-var localMembers = []framework.MemberSpec{
+var localMembers = []localfleet.MemberSpec{
 	{Name: "member-1", Labels: map[string]string{"region": "eastus", "env": "prod"}, Nodes: nodes("m1", 2, "4", "16Gi")},
 	{Name: "member-2", Labels: map[string]string{"region": "westus", "env": "prod"}, Nodes: nodes("m2", 3, "8", "32Gi")},
 	{Name: "member-3", Labels: map[string]string{"region": "eastus", "env": "canary"}, Nodes: nodes("m3", 1, "2", "8Gi")},
@@ -102,7 +102,7 @@ func newCommand() *cobra.Command {
 	return cmd
 }
 
-func run(ctx context.Context, rootDir string, port, shards int, boardAddress string, specs []framework.MemberSpec) error {
+func run(ctx context.Context, rootDir string, port, shards int, boardAddress string, specs []localfleet.MemberSpec) error {
 	rootDir, err := filepath.Abs(rootDir)
 	if err != nil {
 		return err
@@ -139,7 +139,7 @@ func run(ctx context.Context, rootDir string, port, shards int, boardAddress str
 
 // startBoard serves the fleet board as the platform admin in root:fleet
 // and returns the link that signs the admin in.
-func startBoard(ctx context.Context, hub *framework.Hub, address string) (string, error) {
+func startBoard(ctx context.Context, hub *localfleet.Hub, address string) (string, error) {
 	ln, err := board.ListenLoopback(address)
 	if err != nil {
 		return "", err
@@ -160,17 +160,17 @@ func startBoard(ctx context.Context, hub *framework.Hub, address string) (string
 
 // startHub starts the hub: one fleet-hub process, or a root shard, further
 // shards and a front-proxy, each in its own directory of rootDir.
-func startHub(ctx context.Context, rootDir string, port, shards int) (*framework.Hub, func() error, error) {
+func startHub(ctx context.Context, rootDir string, port, shards int) (*localfleet.Hub, func() error, error) {
 	if shards == 1 {
 		say("Starting the hub (log: %s)...", filepath.Join(rootDir, "hub.log"))
-		hub, err := framework.StartHub(ctx, framework.HubOptions{RootDir: rootDir, Port: port})
+		hub, err := localfleet.StartHub(ctx, localfleet.HubOptions{RootDir: rootDir, Port: port})
 		if err != nil {
 			return nil, nil, err
 		}
 		return hub, hub.Stop, nil
 	}
 	say("Starting the hub on %d shards behind a front-proxy (logs: %s/{root,shard-*}/hub.log, %s/front-proxy/front-proxy.log)...", shards, rootDir, rootDir)
-	sharded, err := framework.StartShardedHub(ctx, framework.ShardedHubOptions{Dir: rootDir, Shards: shards, Port: port})
+	sharded, err := localfleet.StartShardedHub(ctx, localfleet.ShardedHubOptions{Dir: rootDir, Shards: shards, Port: port})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -182,7 +182,7 @@ func say(format string, args ...any) {
 }
 
 // printFleet shows the members as an admin sees them.
-func printFleet(hub *framework.Hub) {
+func printFleet(hub *localfleet.Hub) {
 	cmd := exec.Command("kubectl", "--kubeconfig", hub.KubeconfigPath(), "--server", hub.Config("root:fleet").Host, "get", "memberclusters")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
@@ -200,8 +200,8 @@ func samplesDir(bin string) string {
 	return dir
 }
 
-func printNextSteps(hub *framework.Hub, members []*framework.Member, boardLink string) {
-	bin, _ := filepath.Abs(framework.BinDir())
+func printNextSteps(hub *localfleet.Hub, members []*localfleet.Member, boardLink string) {
+	bin, _ := filepath.Abs(localfleet.BinDir())
 	samples := samplesDir(bin)
 	fmt.Printf(`
 Fleetplane is running: a hub and %d member clusters. In another shell:

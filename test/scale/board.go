@@ -16,6 +16,7 @@ import (
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/board"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
@@ -26,7 +27,7 @@ const probeName = "board-probe"
 // one workspace of --board placements PickN(--board-pick) each: how long
 // the grid takes to show, the longest frame while it scrolls through the
 // grid, and how long a new placement takes to reach the page.
-func (f *fleet) boardFigures(ctx context.Context, h *framework.Hub, res *results) error {
+func (f *fleet) boardFigures(ctx context.Context, h *localfleet.Hub, res *results) error {
 	l, _, err := f.newLoad(ctx, h, "board", f.opts.board, f.opts.boardPick, f.opts.board)
 	if err != nil {
 		return err

@@ -11,13 +11,13 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/fleetplane/fleetplane/test/e2e/framework"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 )
 
 // etcdBytes is what the hub keeps in etcd now, per resource: the bytes of
 // every key and value at the current revision (no history), read from the
 // embedded etcd.
-func etcdBytes(ctx context.Context, h *framework.Hub) (map[string]int64, error) {
+func etcdBytes(ctx context.Context, h *localfleet.Hub) (map[string]int64, error) {
 	c, err := etcdClient(h)
 	if err != nil {
 		return nil, err
@@ -42,7 +42,7 @@ func etcdBytes(ctx context.Context, h *framework.Hub) (map[string]int64, error) 
 
 // etcdFile returns the size of the embedded etcd's database file and how
 // much of it is in use (the rest are pages compactions freed).
-func etcdFile(ctx context.Context, h *framework.Hub) (size, inUse int64, err error) {
+func etcdFile(ctx context.Context, h *localfleet.Hub) (size, inUse int64, err error) {
 	c, err := etcdClient(h)
 	if err != nil {
 		return 0, 0, err
@@ -57,7 +57,7 @@ func etcdFile(ctx context.Context, h *framework.Hub) (size, inUse int64, err err
 }
 
 // etcdClient connects to the hub's embedded etcd as its peer.
-func etcdClient(h *framework.Hub) (*clientv3.Client, error) {
+func etcdClient(h *localfleet.Hub) (*clientv3.Client, error) {
 	url, secrets := h.EmbeddedEtcd()
 	if url == "" {
 		return nil, fmt.Errorf("etcd sizes need the embedded etcd")

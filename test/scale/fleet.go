@@ -20,6 +20,7 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/internal/workhomes"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
@@ -35,7 +36,7 @@ type fleet struct {
 	prof    *profiler
 	// shards are the processes of an embedded hub of several shards, nil
 	// for a hub of one.
-	shards *framework.ShardedHub
+	shards *localfleet.ShardedHub
 }
 
 // in returns an admin config for the workspace at path.
@@ -184,7 +185,7 @@ func (f *fleet) join(ctx context.Context, res *results) error {
 // in _on_<shard>. A non-empty load names the figures of a fleet already
 // carrying placements.
 func (f *fleet) placements(ctx context.Context, res *results, load string) error {
-	hub := &framework.Hub{Admin: f.admin}
+	hub := &localfleet.Hub{Admin: f.admin}
 	if f.shards == nil {
 		path, err := hub.CreateTeamWorkspace(ctx, "scale-"+framework.RandomSuffix())
 		if err != nil {
@@ -193,7 +194,7 @@ func (f *fleet) placements(ctx context.Context, res *results, load string) error
 		return f.placementsIn(ctx, res, path, "root:fleet", load, "")
 	}
 	for i := range f.shards.Shards {
-		shard, home := framework.ShardName(i), "root:fleet"
+		shard, home := localfleet.ShardName(i), "root:fleet"
 		if i > 0 {
 			home += ":" + workhomes.WorkspaceName(shard)
 		}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
@@ -53,7 +54,7 @@ func (l *load) connect() error {
 // loadPlacements creates o.load PickN(o.loadPick) placements and waits
 // until all are Available. It records how long that took, the etcd bytes
 // each placement-cluster pair costs and the hub's memory then.
-func (f *fleet) loadPlacements(ctx context.Context, h *framework.Hub, res *results) (*load, error) {
+func (f *fleet) loadPlacements(ctx context.Context, h *localfleet.Hub, res *results) (*load, error) {
 	pairs := f.opts.load * f.opts.loadPick
 	before, sizeErr := etcdBytes(ctx, h)
 	cpu0, cpuErr := cpuSecondsOf(h.Pid())
@@ -84,14 +85,14 @@ func (f *fleet) loadPlacements(ctx context.Context, h *framework.Hub, res *resul
 // queues empty, then quietAfterLoad without anything new. hub_rss_loaded
 // is read the moment the last placement turns Available, at the top of the
 // heap the loading built; this is what the hub keeps to carry the load.
-func (l *load) settledMemory(ctx context.Context, h *framework.Hub, res *results) error {
+func (l *load) settledMemory(ctx context.Context, h *localfleet.Hub, res *results) error {
 	// What the hub does at rest: its members' heartbeats and nothing else.
 	lastMinute := func() { l.f.prof.allocs(ctx, "loaded_settled", time.Minute) }
 	if err := l.quiet(ctx, h, "loaded", lastMinute); err != nil {
 		return err
 	}
 	l.settledRSS(h, res, "hub_rss_loaded_settled")
-	if m, err := framework.Scrape(h.MetricsURL()); err == nil {
+	if m, err := localfleet.Scrape(h.MetricsURL()); err == nil {
 		heapFigures(m, res, "hub_heap_loaded_settled")
 	}
 	if size, inUse, err := etcdFile(ctx, h); err == nil {
@@ -104,9 +105,9 @@ func (l *load) settledMemory(ctx context.Context, h *framework.Hub, res *results
 
 // quiet waits until the hub's queues are empty, then quietAfterLoad more,
 // with lastMinute (if any) run for its last minute.
-func (l *load) quiet(ctx context.Context, h *framework.Hub, what string, lastMinute func()) error {
+func (l *load) quiet(ctx context.Context, h *localfleet.Hub, what string, lastMinute func()) error {
 	err := wait.PollUntilContextTimeout(ctx, time.Second, 15*time.Minute, true, func(context.Context) (bool, error) {
-		m, err := framework.Scrape(h.MetricsURL())
+		m, err := localfleet.Scrape(h.MetricsURL())
 		if err != nil {
 			return false, nil
 		}
@@ -128,7 +129,7 @@ func (l *load) quiet(ctx context.Context, h *framework.Hub, what string, lastMin
 
 // settledRSS records the quiet hub's resident memory as name, and the part
 // of it that is its own as name_anonymous.
-func (l *load) settledRSS(h *framework.Hub, res *results, name string) {
+func (l *load) settledRSS(h *localfleet.Hub, res *results, name string) {
 	note := fmt.Sprintf("%d placements x %d clusters, the queues empty and %s quiet", l.placements, l.f.opts.loadPick, quietAfterLoad)
 	l.f.memory(res, name, "", note)
 	if anon, err := anonymousRSSOf(h.Pid()); err == nil {
@@ -139,7 +140,7 @@ func (l *load) settledRSS(h *framework.Hub, res *results, name string) {
 // heapFigures records how the hub's Go heap stands: the spans in use, and
 // of them what holds no object (free slots of partly used spans: the heap's
 // fragmentation), against the collector's goal.
-func heapFigures(m framework.Metrics, res *results, name string) {
+func heapFigures(m localfleet.Metrics, res *results, name string) {
 	inUse, ok1 := m.Sum("go_memstats_heap_inuse_bytes", nil)
 	objects, ok2 := m.Sum("go_memstats_heap_alloc_bytes", nil)
 	goal, ok3 := m.Sum("go_memstats_next_gc_bytes", nil)
@@ -163,7 +164,7 @@ const quietAfterLoad = 3 * time.Minute
 // tenancy puts o.teams team workspaces on the hub, each with one
 // PickN(o.teamPick) placement, records the hub's memory growth per
 // workspace, and times PickN placements again in a new workspace.
-func (f *fleet) tenancy(ctx context.Context, h *framework.Hub, res *results) error {
+func (f *fleet) tenancy(ctx context.Context, h *localfleet.Hub, res *results) error {
 	time.Sleep(settle)
 	processes := f.hubProcesses()
 	before := make([]int64, len(processes))
@@ -204,7 +205,7 @@ const quietAfterTeams = 3 * time.Minute
 // newLoad creates n placements, PickN(pick) each, perWorkspace to a new
 // team workspace, each of its own namespace with a ConfigMap, and waits
 // until all are Available.
-func (f *fleet) newLoad(ctx context.Context, h *framework.Hub, prefix string, n, pick, perWorkspace int) (*load, time.Duration, error) {
+func (f *fleet) newLoad(ctx context.Context, h *localfleet.Hub, prefix string, n, pick, perWorkspace int) (*load, time.Duration, error) {
 	l := &load{f: f, placements: n, perWorkspace: perWorkspace}
 	start := time.Now()
 	workspaces := make([]string, (n+perWorkspace-1)/perWorkspace)
@@ -338,7 +339,7 @@ func trueAt(conds []metav1.Condition, t string, generation int64) bool {
 // empty and every placement is Available) and the Work and binding writes
 // the restart caused (kcp's request counters start from zero with the hub),
 // with a CPU profile of the restarted hub's first two minutes.
-func (l *load) restart(ctx context.Context, h *framework.Hub, res *results) error {
+func (l *load) restart(ctx context.Context, h *localfleet.Hub, res *results) error {
 	logf("restarting the hub over %d placements", l.placements)
 	if err := h.Stop(); err != nil {
 		return err
@@ -359,7 +360,7 @@ func (l *load) restart(ctx context.Context, h *framework.Hub, res *results) erro
 		return err
 	}
 	err := wait.PollUntilContextTimeout(ctx, time.Second, 15*time.Minute, true, func(ctx context.Context) (bool, error) {
-		m, err := framework.Scrape(h.MetricsURL())
+		m, err := localfleet.Scrape(h.MetricsURL())
 		if err != nil {
 			return false, nil
 		}
@@ -397,7 +398,7 @@ func (l *load) restart(ctx context.Context, h *framework.Hub, res *results) erro
 
 // writesTo sums the write requests to a resource (status included) in a
 // scrape of the API server's metrics.
-func writesTo(m framework.Metrics, resource string) float64 {
+func writesTo(m localfleet.Metrics, resource string) float64 {
 	return countBy(m, "apiserver_request_total", func(l map[string]string) string {
 		if l["resource"] == resource && writeVerbs[l["verb"]] {
 			return "writes"

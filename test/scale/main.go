@@ -24,7 +24,7 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
-	"github.com/fleetplane/fleetplane/test/e2e/framework"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 )
 
 var scheme = runtime.NewScheme()
@@ -193,7 +193,7 @@ func (f *fleet) hubProcesses() []hubProcess {
 	}
 	var out []hubProcess
 	for i, s := range f.shards.Shards {
-		out = append(out, hubProcess{suffix: "_" + framework.ShardName(i), pid: s.Pid})
+		out = append(out, hubProcess{suffix: "_" + localfleet.ShardName(i), pid: s.Pid})
 	}
 	return out
 }
@@ -202,14 +202,14 @@ func (f *fleet) hubProcesses() []hubProcess {
 // URL; Pid is 0 for an external hub), its shards when it runs on several,
 // the state directory of an embedded one, and how to stop it (a temporary
 // state directory goes unless the run failed).
-func hub(ctx context.Context, o options) (*framework.Hub, *framework.ShardedHub, string, func(failed bool), error) {
+func hub(ctx context.Context, o options) (*localfleet.Hub, *localfleet.ShardedHub, string, func(failed bool), error) {
 	if o.kubeconfig != "" {
 		cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
 		if err != nil {
 			return nil, nil, "", nil, err
 		}
-		cfg.Host = framework.BaseURL(cfg.Host)
-		return &framework.Hub{Admin: cfg}, nil, "", func(bool) {}, nil
+		cfg.Host = localfleet.BaseURL(cfg.Host)
+		return &localfleet.Hub{Admin: cfg}, nil, "", func(bool) {}, nil
 	}
 	dir := o.dir
 	if dir == "" {
@@ -240,15 +240,15 @@ func hub(ctx context.Context, o options) (*framework.Hub, *framework.ShardedHub,
 
 // startHub starts the embedded hub: one process, or o.shards shards
 // behind a front-proxy.
-func startHub(ctx context.Context, o options, dir string) (*framework.Hub, *framework.ShardedHub, error) {
+func startHub(ctx context.Context, o options, dir string) (*localfleet.Hub, *localfleet.ShardedHub, error) {
 	if o.shards > 1 {
-		shards, err := framework.StartShardedHub(ctx, framework.ShardedHubOptions{Dir: dir, Shards: o.shards, Args: o.hubArgs})
+		shards, err := localfleet.StartShardedHub(ctx, localfleet.ShardedHubOptions{Dir: dir, Shards: o.shards, Args: o.hubArgs})
 		if err != nil {
 			return nil, nil, err
 		}
 		return shards.Hub(), shards, nil
 	}
-	h, err := framework.StartHub(ctx, framework.HubOptions{RootDir: filepath.Join(dir, "hub"), Args: o.hubArgs})
+	h, err := localfleet.StartHub(ctx, localfleet.HubOptions{RootDir: filepath.Join(dir, "hub"), Args: o.hubArgs})
 	if err != nil {
 		if h != nil { // started, never ready
 			_ = h.Stop()

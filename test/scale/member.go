@@ -24,8 +24,8 @@ import (
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/controllers/common/managedfields"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/internal/workhomes"
-	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 // member is a simulated member cluster: a lightweight agent that talks to
@@ -302,7 +302,7 @@ func (m *member) followHomes(ctx context.Context) {
 				continue
 			}
 			cfg := rest.CopyConfig(m.cfg)
-			cfg.Host = framework.BaseURL(cfg.Host) + "/clusters/" + h.Cluster
+			cfg.Host = localfleet.BaseURL(cfg.Host) + "/clusters/" + h.Cluster
 			if h.Token != "" {
 				cfg.BearerToken = h.Token
 			}

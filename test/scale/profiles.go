@@ -16,13 +16,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
-	"github.com/fleetplane/fleetplane/test/e2e/framework"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 )
 
 // profiler takes pprof profiles of an embedded hub (started with
 // --profiling) into a directory.
 type profiler struct {
-	hub *framework.Hub
+	hub *localfleet.Hub
 	dir string
 }
 
@@ -58,7 +58,7 @@ func (p *profiler) allocs(ctx context.Context, name string, d time.Duration) {
 // serve its metrics (and so pprof), which it does first of all.
 func (p *profiler) awaitServing(ctx context.Context) {
 	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		_, err := framework.Scrape(p.hub.MetricsURL())
+		_, err := localfleet.Scrape(p.hub.MetricsURL())
 		return err == nil, nil
 	})
 }
@@ -107,7 +107,7 @@ func (p *profiler) requestCounts() map[string]float64 {
 	if p == nil || p.hub.Pid() == 0 {
 		return nil
 	}
-	m, err := framework.Scrape(p.hub.MetricsURL())
+	m, err := localfleet.Scrape(p.hub.MetricsURL())
 	if err != nil {
 		logf("scraping the hub: %v", err)
 		return nil
@@ -122,7 +122,7 @@ func (p *profiler) requestCounts() map[string]float64 {
 }
 
 // countBy sums the series of a counter by the key their labels give.
-func countBy(m framework.Metrics, name string, key func(labels map[string]string) string) map[string]float64 {
+func countBy(m localfleet.Metrics, name string, key func(labels map[string]string) string) map[string]float64 {
 	out := map[string]float64{}
 	if fam, ok := m[name]; ok {
 		for _, s := range fam.Metric {
@@ -164,7 +164,7 @@ func (p *profiler) apiserverRequests() map[string]float64 {
 
 // apiserverMetrics scrapes the hub API server's own /metrics, as the shard
 // admin; nil for an external hub or when the scrape fails.
-func (p *profiler) apiserverMetrics() framework.Metrics {
+func (p *profiler) apiserverMetrics() localfleet.Metrics {
 	if p == nil || p.hub.Pid() == 0 {
 		return nil
 	}
@@ -176,7 +176,7 @@ func (p *profiler) apiserverMetrics() framework.Metrics {
 	if err != nil {
 		return nil
 	}
-	m, err := framework.ScrapeWith(c, framework.BaseURL(cfg.Host)+"/metrics")
+	m, err := localfleet.ScrapeWith(c, localfleet.BaseURL(cfg.Host)+"/metrics")
 	if err != nil {
 		logf("reading the hub API server's metrics: %v", err)
 		return nil

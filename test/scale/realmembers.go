@@ -16,26 +16,27 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 // realFleet measures with real member clusters on this machine (each a
-// kube-apiserver and etcd with kwok nodes, test/localcluster) joined by
+// kube-apiserver and etcd with kwok nodes, internal/localcluster) joined by
 // `kubectl fleet join --run`, so the real syncers apply.
 type realFleet struct {
 	*fleet
-	hub     *framework.Hub
-	members []*framework.Member
+	hub     *localfleet.Hub
+	members []*localfleet.Member
 	team    client.WithWatch
 }
 
 func (f *realFleet) start(ctx context.Context, dir string, n int) error {
-	var specs []framework.MemberSpec
+	var specs []localfleet.MemberSpec
 	for i := 1; i <= n; i++ {
 		name := fmt.Sprintf("member-%d", i)
 		// Heartbeats at join's default period, as in production.
-		specs = append(specs, framework.MemberSpec{Name: name, Labels: map[string]string{"env": "bench"},
-			Nodes: framework.Nodes(fmt.Sprintf("m%d", i), 1, "8", "32Gi", nil), HeartbeatSeconds: 60})
+		specs = append(specs, localfleet.MemberSpec{Name: name, Labels: map[string]string{"env": "bench"},
+			Nodes: localfleet.Nodes(fmt.Sprintf("m%d", i), 1, "8", "32Gi", nil), HeartbeatSeconds: 60})
 	}
 	logf("starting %d member clusters and their syncers", n)
 	members, err := f.hub.StartMembers(ctx, filepath.Join(dir, "members"), specs)
@@ -304,7 +305,7 @@ type applyTotals struct{ manifests, seconds float64 }
 func (f *realFleet) applied() (applyTotals, error) {
 	var t applyTotals
 	for _, m := range f.members {
-		metrics, err := framework.Scrape(m.MetricsURL())
+		metrics, err := localfleet.Scrape(m.MetricsURL())
 		if err != nil {
 			return t, err
 		}
@@ -323,7 +324,7 @@ func (f *realFleet) applied() (applyTotals, error) {
 func (f *realFleet) syncerHubRequests() (float64, error) {
 	var n float64
 	for _, m := range f.members {
-		metrics, err := framework.Scrape(m.MetricsURL())
+		metrics, err := localfleet.Scrape(m.MetricsURL())
 		if err != nil {
 			return 0, err
 		}

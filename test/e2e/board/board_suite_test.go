@@ -18,6 +18,7 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
@@ -25,8 +26,8 @@ import (
 // prod), one board served by `kubectl fleet board` as the platform admin,
 // and one headless Chromium that the specs drive.
 var (
-	hub      *framework.Hub
-	members  []*framework.Member
+	hub      *localfleet.Hub
+	members  []*localfleet.Member
 	scheme   = runtime.NewScheme()
 	dir      string
 	boardURL string
@@ -60,13 +61,13 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	SetDefaultEventuallyPollingInterval(interval)
 	dir = framework.SuiteDir("fleet-board-e2e-")
 	browser = startBrowser()
-	ports, err := framework.FreePorts(1)
+	ports, err := localfleet.FreePorts(1)
 	Expect(err).NotTo(HaveOccurred())
 	hubBoardURL = fmt.Sprintf("https://127.0.0.1:%d", ports[0])
-	hub, members = framework.StartFleet(ctx, "fleet-board-e2e-", []string{"--board", "--board-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[0])}, []framework.MemberSpec{
-		{Name: "member-1", Labels: map[string]string{"env": "canary"}, Nodes: framework.Nodes("m1", 1, "4", "8Gi", nil)},
-		{Name: "member-2", Labels: map[string]string{"env": "prod", "region": "eastus"}, Nodes: framework.Nodes("m2", 1, "4", "8Gi", nil)},
-		{Name: "member-3", Labels: map[string]string{"env": "prod", "region": "westus"}, Nodes: framework.Nodes("m3", 1, "4", "8Gi", nil)},
+	hub, members = framework.StartFleet(ctx, "fleet-board-e2e-", []string{"--board", "--board-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[0])}, []localfleet.MemberSpec{
+		{Name: "member-1", Labels: map[string]string{"env": "canary"}, Nodes: localfleet.Nodes("m1", 1, "4", "8Gi", nil)},
+		{Name: "member-2", Labels: map[string]string{"env": "prod", "region": "eastus"}, Nodes: localfleet.Nodes("m2", 1, "4", "8Gi", nil)},
+		{Name: "member-3", Labels: map[string]string{"env": "prod", "region": "westus"}, Nodes: localfleet.Nodes("m3", 1, "4", "8Gi", nil)},
 	})
 	boardURL, adminLink = startBoard()
 }, NodeTimeout(10*time.Minute))
@@ -85,7 +86,7 @@ var linkLine = regexp.MustCompile(`http://(127\.0\.0\.1:\d+)(/login\?token=\S+)`
 // startBoard runs `kubectl fleet board` as the platform admin in
 // root:fleet on a free port and reads the link it prints.
 func startBoard() (string, string) {
-	cmd := exec.Command(filepath.Join(framework.BinDir(), "kubectl-fleet"), "board", "--address", "127.0.0.1:0",
+	cmd := exec.Command(filepath.Join(localfleet.BinDir(), "kubectl-fleet"), "board", "--address", "127.0.0.1:0",
 		"--kubeconfig", hub.KubeconfigPath(), "--server", hub.Config("root:fleet").Host)
 	out, err := cmd.StdoutPipe()
 	Expect(err).NotTo(HaveOccurred())

@@ -1,3 +1,6 @@
+// Package framework holds what the e2e suites share: starting a fleet for
+// a suite (the processes themselves are internal/localfleet's), and the
+// Ginkgo and Gomega helpers, names and object builders of their specs.
 package framework
 
 import (
@@ -8,6 +11,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 )
 
 // SuiteDir makes a suite's state directory, removed after a passing run
@@ -28,9 +33,9 @@ func SuiteDir(prefix string) string {
 // StartFleet starts a hub with the given flags and joins member clusters to
 // it, all stopped when the suite ends, and waits until every member is
 // Joined and healthy. Call it from BeforeSuite.
-func StartFleet(ctx context.Context, prefix string, hubArgs []string, specs []MemberSpec) (*Hub, []*Member) {
+func StartFleet(ctx context.Context, prefix string, hubArgs []string, specs []localfleet.MemberSpec) (*localfleet.Hub, []*localfleet.Member) {
 	dir := SuiteDir(prefix)
-	hub, err := StartHub(ctx, HubOptions{RootDir: filepath.Join(dir, "hub"), Args: hubArgs})
+	hub, err := localfleet.StartHub(ctx, localfleet.HubOptions{RootDir: filepath.Join(dir, "hub"), Args: hubArgs})
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(hub.Stop()).To(Succeed()) })
 	return hub, startMembers(ctx, dir, hub, specs)
@@ -38,23 +43,23 @@ func StartFleet(ctx context.Context, prefix string, hubArgs []string, specs []Me
 
 // StartFleetOnEtcd is StartFleet with the hub's state in an etcd of its
 // own, which a spec can restart under the running hub.
-func StartFleetOnEtcd(ctx context.Context, prefix string, hubArgs []string, specs []MemberSpec) (*Hub, []*Member, *Etcd) {
+func StartFleetOnEtcd(ctx context.Context, prefix string, hubArgs []string, specs []localfleet.MemberSpec) (*localfleet.Hub, []*localfleet.Member, *localfleet.Etcd) {
 	dir := SuiteDir(prefix)
-	etcd, err := StartEtcd(ctx, filepath.Join(dir, "etcd"))
+	etcd, err := localfleet.StartEtcd(ctx, filepath.Join(dir, "etcd"))
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	DeferCleanup(etcd.Stop)
-	hub, err := StartHub(ctx, HubOptions{RootDir: filepath.Join(dir, "hub"), Args: hubArgs, EtcdServers: []string{etcd.ClientURL}})
+	hub, err := localfleet.StartHub(ctx, localfleet.HubOptions{RootDir: filepath.Join(dir, "hub"), Args: hubArgs, EtcdServers: []string{etcd.ClientURL}})
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(hub.Stop()).To(Succeed()) })
 	return hub, startMembers(ctx, dir, hub, specs), etcd
 }
 
 // StartShardedFleet is StartFleet on a hub of the given number of shards
-// behind a front-proxy (see ShardedHub), each shard on its embedded etcd;
+// behind a front-proxy (see localfleet.ShardedHub), each shard on its embedded etcd;
 // the members join through the front-proxy.
-func StartShardedFleet(ctx context.Context, prefix string, shards int, hubArgs []string, specs []MemberSpec) (*Hub, []*Member) {
+func StartShardedFleet(ctx context.Context, prefix string, shards int, hubArgs []string, specs []localfleet.MemberSpec) (*localfleet.Hub, []*localfleet.Member) {
 	dir := SuiteDir(prefix)
-	sharded, err := StartShardedHub(ctx, ShardedHubOptions{Dir: dir, Shards: shards, Args: hubArgs})
+	sharded, err := localfleet.StartShardedHub(ctx, localfleet.ShardedHubOptions{Dir: dir, Shards: shards, Args: hubArgs})
 	DeferCleanup(func() {
 		if sharded != nil {
 			Expect(sharded.Stop()).To(Succeed())
@@ -65,7 +70,7 @@ func StartShardedFleet(ctx context.Context, prefix string, shards int, hubArgs [
 	return hub, startMembers(ctx, dir, hub, specs)
 }
 
-func startMembers(ctx context.Context, dir string, hub *Hub, specs []MemberSpec) []*Member {
+func startMembers(ctx context.Context, dir string, hub *localfleet.Hub, specs []localfleet.MemberSpec) []*localfleet.Member {
 	members, err := hub.StartMembers(ctx, dir, specs)
 	DeferCleanup(func() {
 		for _, m := range members {
@@ -82,7 +87,7 @@ func startMembers(ctx context.Context, dir string, hub *Hub, specs []MemberSpec)
 
 // MemberNamed finds a member of the fleet by name, failing the spec if there
 // is none.
-func MemberNamed(members []*Member, name string) *Member {
+func MemberNamed(members []*localfleet.Member, name string) *localfleet.Member {
 	for _, m := range members {
 		if m.Name == name {
 			return m

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
@@ -121,7 +122,7 @@ var _ = Describe("Hub restart", Serial, func() {
 
 var _ = Describe("A hub killed during its first bootstrap", Serial, func() {
 	It("finishes the bootstrap when it starts again", func(ctx SpecContext) {
-		crashed, err := framework.LaunchHub(framework.HubOptions{RootDir: filepath.Join(framework.SuiteDir("fleet-hub-crash-e2e-"), "hub")})
+		crashed, err := localfleet.LaunchHub(localfleet.HubOptions{RootDir: filepath.Join(framework.SuiteDir("fleet-hub-crash-e2e-"), "hub")})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(crashed.Stop)
 
@@ -142,11 +143,11 @@ var _ = Describe("A hub killed during its first bootstrap", Serial, func() {
 var _ = Describe("Hub on an external etcd", Serial, func() {
 	It("bootstraps and serves team workspaces with its state in that etcd", func(ctx SpecContext) {
 		dir := GinkgoT().TempDir()
-		etcd, err := framework.StartEtcd(ctx, filepath.Join(dir, "etcd"))
+		etcd, err := localfleet.StartEtcd(ctx, filepath.Join(dir, "etcd"))
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(etcd.Stop)
 
-		h, err := framework.StartHub(ctx, framework.HubOptions{RootDir: filepath.Join(dir, "hub"), EtcdServers: []string{etcd.ClientURL}})
+		h, err := localfleet.StartHub(ctx, localfleet.HubOptions{RootDir: filepath.Join(dir, "hub"), EtcdServers: []string{etcd.ClientURL}})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(h.Stop)
 
@@ -187,7 +188,7 @@ var _ = Describe("Hub on an external etcd", Serial, func() {
 })
 
 // storedValue is the value etcd holds for the placement named name.
-func storedValue(ctx context.Context, etcd *framework.Etcd, name string) string {
+func storedValue(ctx context.Context, etcd *localfleet.Etcd, name string) string {
 	c, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd.ClientURL}, DialTimeout: 10 * time.Second})
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	defer c.Close()
@@ -204,7 +205,7 @@ func storedValue(ctx context.Context, etcd *framework.Etcd, name string) string 
 
 // installingBoundCRDs tells whether kcp has CRDs for API bindings whose
 // names are accepted but that are not established yet.
-func installingBoundCRDs(ctx context.Context, h *framework.Hub) bool {
+func installingBoundCRDs(ctx context.Context, h *localfleet.Hub) bool {
 	cfg, err := h.ShardAdmin("system:bound-crds")
 	if err != nil {
 		return false

@@ -11,16 +11,17 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
-func hubUsage(g Gomega) framework.Usage {
+func hubUsage(g Gomega) localfleet.Usage {
 	u, err := hub.Usage()
 	g.Expect(err).NotTo(HaveOccurred())
 	return u
 }
 
-func hubGoroutines(g Gomega) framework.Goroutines {
+func hubGoroutines(g Gomega) localfleet.Goroutines {
 	gs, _, err := hub.Goroutines()
 	g.Expect(err).NotTo(HaveOccurred())
 	return gs
@@ -31,7 +32,7 @@ var _ = Describe("Team workspaces that come and go", Serial, func() {
 		n := framework.Scale("FLEET_CHURN_WORKSPACES", 200)
 		rounds := framework.Scale("FLEET_CHURN_ROUNDS", 1)
 		settle := framework.Duration("FLEET_CHURN_SETTLE", 0)
-		var before framework.Goroutines
+		var before localfleet.Goroutines
 		// Settled: the suite's earlier specs may still be winding down.
 		Eventually(func(g Gomega) {
 			before = hubGoroutines(g)
@@ -41,7 +42,7 @@ var _ = Describe("Team workspaces that come and go", Serial, func() {
 		usage := hubUsage(Default)
 		GinkgoWriter.Printf("before: %s; %s\n", before, usage)
 
-		var first framework.Usage
+		var first localfleet.Usage
 		for round := 1; round <= rounds; round++ {
 			By(fmt.Sprintf("round %d of %d", round, rounds))
 			churnWorkspaces(ctx, fmt.Sprintf("%s-%d", uniqueName("churn"), round), n, before, usage)
@@ -79,7 +80,7 @@ var _ = Describe("Team workspaces that come and go", Serial, func() {
 // churnWorkspaces creates n team workspaces and deletes them, and expects
 // the hub to hold no more for them than before (goroutines, event handlers,
 // memory within bounds that grow with n).
-func churnWorkspaces(ctx SpecContext, prefix string, n int, before framework.Goroutines, usage framework.Usage) {
+func churnWorkspaces(ctx SpecContext, prefix string, n int, before localfleet.Goroutines, usage localfleet.Usage) {
 	names := make([]string, n)
 	for i := range names {
 		names[i] = fmt.Sprintf("%s-%03d", prefix, i)
@@ -99,7 +100,7 @@ func churnWorkspaces(ctx SpecContext, prefix string, n int, before framework.Gor
 	// Their event handlers, and kcp's garbage collectors', are
 	// dispatched from one listener per shared informer, not a
 	// listener per workspace and kind.
-	var engaged framework.Goroutines
+	var engaged localfleet.Goroutines
 	Eventually(func(g Gomega) {
 		engaged = hubGoroutines(g)
 		g.Expect(engaged.Engaged).To(Equal(before.Engaged+n), "%s", engaged)
@@ -111,7 +112,7 @@ func churnWorkspaces(ctx SpecContext, prefix string, n int, before framework.Gor
 	framework.InParallel(names, 10, func(name string) {
 		Expect(hub.DeleteTeamWorkspace(ctx, name)).To(Succeed())
 	})
-	var after framework.Goroutines
+	var after localfleet.Goroutines
 	var dump string
 	Eventually(func(g Gomega) {
 		var err error
@@ -150,13 +151,13 @@ func expectNoMetricsNaming(ctx SpecContext, clusters <-chan string) {
 
 // expectMemoryBack expects the hub's memory back within bounds that grow
 // with the n workspaces that came and went, and returns the last reading.
-func expectMemoryBack(n int, usage framework.Usage) framework.Usage {
+func expectMemoryBack(n int, usage localfleet.Usage) localfleet.Usage {
 	// The live heap comes back once the clients kcp's controllers made
 	// for the workspaces are dropped (unused for a minute,
 	// third_party/kcp-apimachinery). The heap's spans stay larger: the
 	// runtime keeps spans in which a few objects of the peak live on,
 	// and reuses them (docs/reliability.md).
-	var afterUsage framework.Usage
+	var afterUsage localfleet.Usage
 	Eventually(func(g Gomega) {
 		afterUsage = hubUsage(g)
 		g.Expect(afterUsage.Live-usage.Live).To(BeNumerically("<=", float64(n)*(1<<20)/4), "live heap: before %s, now %s", usage, afterUsage)
@@ -180,7 +181,7 @@ func expectMemoryBack(n int, usage framework.Usage) framework.Usage {
 // settleFor logs the hub's memory once a minute for d and returns a reading
 // taken at its end: only that one counts, so a failed reading before it is
 // logged, not fatal.
-func settleFor(ctx SpecContext, d time.Duration) framework.Usage {
+func settleFor(ctx SpecContext, d time.Duration) localfleet.Usage {
 	for end := time.Now().Add(d); time.Now().Before(end); {
 		select {
 		case <-ctx.Done():
@@ -193,7 +194,7 @@ func settleFor(ctx SpecContext, d time.Duration) framework.Usage {
 			GinkgoWriter.Printf("settling: %s\n", u)
 		}
 	}
-	var u framework.Usage
+	var u localfleet.Usage
 	Eventually(func(g Gomega) { u = hubUsage(g) }).WithTimeout(time.Minute).Should(Succeed())
 	GinkgoWriter.Printf("settled: %s\n", u)
 	return u

@@ -14,7 +14,7 @@ import (
 	"github.com/onsi/gomega/gbytes"
 	"github.com/onsi/gomega/gexec"
 
-	"github.com/fleetplane/fleetplane/test/e2e/framework"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 )
 
 // processes maps each running process to its parent and state, from /proc.
@@ -70,9 +70,9 @@ func running(pids []int) []int {
 
 var _ = Describe("fleet-dev", func() {
 	It("leaves nothing running when it is killed with SIGKILL: hub, member cluster and syncer go with it", func() {
-		ports, err := framework.FreePorts(1)
+		ports, err := localfleet.FreePorts(1)
 		Expect(err).NotTo(HaveOccurred())
-		cmd := exec.Command(filepath.Join(framework.BinDir(), "fleet-dev"), "--members", "1",
+		cmd := exec.Command(filepath.Join(localfleet.BinDir(), "fleet-dev"), "--members", "1",
 			"--root-dir", filepath.Join(GinkgoT().TempDir(), "fleet"), "--secure-port", strconv.Itoa(ports[0]))
 		// From another directory: it finds the binaries next to itself.
 		cmd.Dir = GinkgoT().TempDir()
@@ -81,7 +81,7 @@ var _ = Describe("fleet-dev", func() {
 		DeferCleanup(session.Kill)
 		// The next steps go to stdout, progress to stderr.
 		Eventually(session.Out, 5*time.Minute).Should(gbytes.Say("Press Ctrl-C to stop everything"))
-		Expect(string(session.Out.Contents())).To(ContainSubstring("export PATH="+framework.BinDir()+":$PATH"), "next steps name absolute paths")
+		Expect(string(session.Out.Contents())).To(ContainSubstring("export PATH="+localfleet.BinDir()+":$PATH"), "next steps name absolute paths")
 
 		started := descendants(cmd.Process.Pid)
 		var names []string

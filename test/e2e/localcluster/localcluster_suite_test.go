@@ -10,8 +10,8 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/fleetplane/fleetplane/test/e2e/framework"
-	"github.com/fleetplane/fleetplane/test/localcluster"
+	"github.com/fleetplane/fleetplane/internal/localcluster"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 )
 
 // The two member clusters every spec runs against: different sizes, regions
@@ -46,7 +46,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	AddReportEntry("clusters' state and logs", dir)
 
 	start := time.Now()
-	clusters, err = localcluster.StartMany(ctx, dir, framework.BinDir(), specs)
+	clusters, err = localcluster.StartMany(ctx, dir, localfleet.BinDir(), specs)
 	Expect(err).NotTo(HaveOccurred())
 	AddReportEntry("start of both clusters", time.Since(start).String())
 	DeferCleanup(func() {

@@ -22,8 +22,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fleetplane/fleetplane/test/e2e/framework"
-	"github.com/fleetplane/fleetplane/test/localcluster"
+	"github.com/fleetplane/fleetplane/internal/localcluster"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 )
 
 // serviceAccountDir is where a pod finds its service account credentials,
@@ -84,7 +84,7 @@ func runAsPod(member *localcluster.Cluster, d *appsv1.Deployment, token, hubKube
 	// A tmpfs over /run (/var/run) in a mount namespace of its own holds the
 	// token where a pod has it, without touching the host's /run.
 	script := `mount -t tmpfs tmpfs /run && mkdir -p "$SA_DIR" && cp "$SA_SRC"/* "$SA_DIR"/ && exec "$@"`
-	cmd := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c", script, "sh", filepath.Join(framework.BinDir(), "fleet-syncer")}, args...)...)
+	cmd := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c", script, "sh", filepath.Join(localfleet.BinDir(), "fleet-syncer")}, args...)...)
 	u, err := url.Parse(member.Config().Host)
 	Expect(err).NotTo(HaveOccurred())
 	cmd.Env = append(os.Environ(), "SA_DIR="+serviceAccountDir, "SA_SRC="+sa,
@@ -98,14 +98,14 @@ func runAsPod(member *localcluster.Cluster, d *appsv1.Deployment, token, hubKube
 var _ = Describe("A syncer inside its member cluster", Serial, func() {
 	It("runs from the manifests join prints: valid on a real API server, with in-cluster credentials", func(sctx SpecContext) {
 		dir := GinkgoT().TempDir()
-		m9, err := localcluster.Start(sctx, localcluster.Options{Name: "member-9", Nodes: framework.Nodes("m9", 1, "2", "8Gi", nil), BinDir: framework.BinDir(), Dir: dir})
+		m9, err := localcluster.Start(sctx, localcluster.Options{Name: "member-9", Nodes: localfleet.Nodes("m9", 1, "2", "8Gi", nil), BinDir: localfleet.BinDir(), Dir: dir})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(m9.Stop)
 		m9Client, err := client.New(m9.Config(), client.Options{Scheme: scheme})
 		Expect(err).NotTo(HaveOccurred())
 
 		By("join without --run prints the manifests for the image")
-		join := exec.Command(filepath.Join(framework.BinDir(), "kubectl-fleet"), "join", "member-9", "--member-kubeconfig", m9.KubeconfigPath,
+		join := exec.Command(filepath.Join(localfleet.BinDir(), "kubectl-fleet"), "join", "member-9", "--member-kubeconfig", m9.KubeconfigPath,
 			"--image", "fleetplane/fleet-syncer:e2e", "--heartbeat-period-seconds", "5", "--kubeconfig", hub.KubeconfigPath())
 		join.Stderr = GinkgoWriter
 		manifests, err := join.Output()
@@ -113,7 +113,7 @@ var _ = Describe("A syncer inside its member cluster", Serial, func() {
 		// Unjoin while the syncer runs (it confirms leaving), then stop it.
 		var syncer *exec.Cmd
 		DeferCleanup(func() {
-			unjoin := exec.Command(filepath.Join(framework.BinDir(), "kubectl-fleet"), "unjoin", "member-9", "--timeout", "1m", "--kubeconfig", hub.KubeconfigPath())
+			unjoin := exec.Command(filepath.Join(localfleet.BinDir(), "kubectl-fleet"), "unjoin", "member-9", "--timeout", "1m", "--kubeconfig", hub.KubeconfigPath())
 			unjoin.Stdout, unjoin.Stderr = GinkgoWriter, GinkgoWriter
 			Expect(unjoin.Run()).To(Succeed())
 			if syncer != nil {

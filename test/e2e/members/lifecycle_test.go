@@ -16,8 +16,8 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/syncer/agent"
-	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 func ctx() context.Context { return context.Background() }
@@ -114,7 +114,7 @@ var _ = Describe("Leaving and joining again", Serial, Ordered, func() {
 })
 
 // leaseHolder is who holds the syncer lease on member cluster m.
-func leaseHolder(g Gomega, m *framework.Member) string {
+func leaseHolder(g Gomega, m *localfleet.Member) string {
 	lease := &coordinationv1.Lease{}
 	g.ExpectWithOffset(1, memberClient(m).Get(ctx(), client.ObjectKey{Namespace: clusterv1beta1.FleetSystemNamespace, Name: agent.LeaseName}, lease)).To(Succeed())
 	return ptr.Deref(lease.Spec.HolderIdentity, "")

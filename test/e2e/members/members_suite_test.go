@@ -15,13 +15,14 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 // The suite runs one hub and three real member clusters with their syncers.
 var (
-	hub     *framework.Hub
-	members []*framework.Member
+	hub     *localfleet.Hub
+	members []*localfleet.Member
 	scheme  = runtime.NewScheme()
 )
 
@@ -42,10 +43,10 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	// Short enough for the specs to watch a member go unhealthy and leave.
 	hub, members = framework.StartFleet(ctx, "fleet-members-e2e-",
 		[]string{"--cluster-unhealthy-threshold", "15s", "--force-delete-wait-time", "1m"},
-		[]framework.MemberSpec{
-			{Name: "member-1", Labels: map[string]string{"region": "eastus", "env": "prod"}, Nodes: framework.Nodes("m1", 2, "4", "16Gi", map[string]string{"zone": "1"})},
-			{Name: "member-2", Labels: map[string]string{"region": "westus", "env": "prod"}, Nodes: framework.Nodes("m2", 3, "8", "32Gi", nil)},
-			{Name: "member-3", Labels: map[string]string{"region": "eastus", "env": "canary"}, Nodes: framework.Nodes("m3", 1, "2", "8Gi", nil)},
+		[]localfleet.MemberSpec{
+			{Name: "member-1", Labels: map[string]string{"region": "eastus", "env": "prod"}, Nodes: localfleet.Nodes("m1", 2, "4", "16Gi", map[string]string{"zone": "1"})},
+			{Name: "member-2", Labels: map[string]string{"region": "westus", "env": "prod"}, Nodes: localfleet.Nodes("m2", 3, "8", "32Gi", nil)},
+			{Name: "member-3", Labels: map[string]string{"region": "eastus", "env": "canary"}, Nodes: localfleet.Nodes("m3", 1, "2", "8Gi", nil)},
 		})
 }, NodeTimeout(10*60e9))
 
@@ -57,16 +58,16 @@ func fleetClient() client.Client {
 	return c
 }
 
-func memberClient(m *framework.Member) client.Client {
+func memberClient(m *localfleet.Member) client.Client {
 	c, err := m.Client(scheme)
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	return c
 }
 
-func member(name string) *framework.Member { return framework.MemberNamed(members, name) }
+func member(name string) *localfleet.Member { return framework.MemberNamed(members, name) }
 
 // syncerClient acts on the hub with the credential join issued m's syncer.
-func syncerClient(m *framework.Member) (*rest.Config, client.Client) {
+func syncerClient(m *localfleet.Member) (*rest.Config, client.Client) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", m.SyncerHubKubeconfig())
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	c, err := client.New(cfg, client.Options{Scheme: scheme})

@@ -18,6 +18,7 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/syncer/credential"
 	"github.com/fleetplane/fleetplane/syncer/workapplier"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
@@ -286,7 +287,7 @@ var _ = Describe("Applying Work", func() {
 		}, timeout, interval).Should(Succeed())
 
 		applies := func() float64 {
-			ms, err := framework.Scrape(m.MetricsURL())
+			ms, err := localfleet.Scrape(m.MetricsURL())
 			Expect(err).NotTo(HaveOccurred())
 			n, ok := ms.Sum("fleet_work_apply_duration_seconds", map[string]string{"member": m.Name})
 			Expect(ok).To(BeTrue(), "the syncer reports its applies")

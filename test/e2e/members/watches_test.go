@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
-	"github.com/fleetplane/fleetplane/test/e2e/framework"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 )
 
 // gizmoCRD is a kind no other spec places, so that the member API server's
@@ -50,13 +50,13 @@ var _ = Describe("The syncer's watches on its member", func() {
 		// The member's controller manager watches every kind as well (its
 		// garbage collector): count from once it does.
 		gizmoWatches := func() float64 {
-			ms, err := framework.ScrapeWith(httpClient, strings.TrimSuffix(cfg.Host, "/")+"/metrics")
+			ms, err := localfleet.ScrapeWith(httpClient, strings.TrimSuffix(cfg.Host, "/")+"/metrics")
 			Expect(err).NotTo(HaveOccurred())
 			n, _ := ms.Sum("apiserver_longrunning_requests", map[string]string{"verb": "WATCH", "group": "watch.fleetplane.test", "resource": "gizmos"})
 			return n
 		}
 		syncerKinds := func() float64 {
-			ms, err := framework.Scrape(m.MetricsURL())
+			ms, err := localfleet.Scrape(m.MetricsURL())
 			Expect(err).NotTo(HaveOccurred())
 			n, _ := ms.Sum("fleet_syncer_watched_kinds", map[string]string{"member": m.Name})
 			return n
@@ -103,7 +103,7 @@ var _ = Describe("The syncer's member cache", func() {
 		m := member("member-3")
 		fc, mc := fleetClient(), memberClient(m)
 		watched := func() float64 {
-			ms, err := framework.Scrape(m.MetricsURL())
+			ms, err := localfleet.Scrape(m.MetricsURL())
 			Expect(err).NotTo(HaveOccurred())
 			n, _ := ms.Sum("fleet_syncer_watched_objects", map[string]string{"member": m.Name, "kind": "ConfigMap"})
 			return n

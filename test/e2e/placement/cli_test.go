@@ -21,13 +21,13 @@ import (
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
-	"github.com/fleetplane/fleetplane/test/e2e/framework"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 )
 
 // kubectlFleet runs the built plugin with a kubeconfig and returns its
 // session; flags go after the plugin's command, as kubectl passes them.
 func kubectlFleet(kubeconfig string, args ...string) *gexec.Session {
-	cmd := exec.Command(filepath.Join(framework.BinDir(), "kubectl-fleet"), append(args, "--kubeconfig", kubeconfig)...)
+	cmd := exec.Command(filepath.Join(localfleet.BinDir(), "kubectl-fleet"), append(args, "--kubeconfig", kubeconfig)...)
 	s, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	return s
@@ -43,7 +43,7 @@ func runFleet(kubeconfig string, wantExit int, args ...string) (string, string) 
 // kubeconfig writes a kubeconfig for the team's own identity.
 func (t *team) kubeconfig() string {
 	file := filepath.Join(GinkgoT().TempDir(), "team.kubeconfig")
-	ExpectWithOffset(1, framework.WriteKubeconfig(t.cfg, file)).To(Succeed())
+	ExpectWithOffset(1, localfleet.WriteKubeconfig(t.cfg, file)).To(Succeed())
 	return file
 }
 
@@ -77,7 +77,7 @@ var _ = Describe("kubectl fleet", func() {
 		Expect(strings.TrimSpace(out)).To(Equal("root:teams:"+name), "ws - goes back")
 
 		By("the same binary named kubectl-ws is kubectl ws")
-		ws := exec.Command(filepath.Join(framework.BinDir(), "kubectl-ws"), "current", "--short", "--kubeconfig", kubeconfig)
+		ws := exec.Command(filepath.Join(localfleet.BinDir(), "kubectl-ws"), "current", "--short", "--kubeconfig", kubeconfig)
 		got, err := ws.Output()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(strings.TrimSpace(string(got))).To(Equal("root:teams:" + name))

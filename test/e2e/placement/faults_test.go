@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
-	"github.com/fleetplane/fleetplane/test/e2e/framework"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 )
 
 // Faults: each spec ends by checking that every member holds exactly what
@@ -352,7 +352,7 @@ var _ = Describe("A member's API server down for 60 seconds", Serial, func() {
 
 		m3 := member("member-3")
 		applyErrors := func() float64 {
-			ms, err := framework.Scrape(m3.MetricsURL())
+			ms, err := localfleet.Scrape(m3.MetricsURL())
 			Expect(err).NotTo(HaveOccurred())
 			n, _ := ms.Sum("fleet_work_apply_errors_total", map[string]string{"member": m3.Name})
 			return n

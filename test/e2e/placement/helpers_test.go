@@ -22,6 +22,7 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
@@ -43,7 +44,7 @@ func allMembers() []string {
 	return out
 }
 
-func member(name string) *framework.Member { return framework.MemberNamed(members, name) }
+func member(name string) *localfleet.Member { return framework.MemberNamed(members, name) }
 
 // fleetClient is an admin client for root:fleet (member clusters, Work,
 // grants).
@@ -100,7 +101,7 @@ func teamOnEachShard(prefix string) []*team {
 	}
 	teams := []*team{}
 	for i := range shards {
-		path, err := hub.CreateTeamWorkspaceOn(ctx(), uniqueName(prefix), framework.ShardName(i))
+		path, err := hub.CreateTeamWorkspaceOn(ctx(), uniqueName(prefix), localfleet.ShardName(i))
 		ExpectWithOffset(1, err).NotTo(HaveOccurred())
 		teams = append(teams, teamIn(path))
 	}

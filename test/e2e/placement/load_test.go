@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
@@ -18,7 +19,7 @@ import (
 // members.
 const loadRunLabel = "fleetplane.test/load-run"
 
-func hubUsage(g Gomega) framework.Usage {
+func hubUsage(g Gomega) localfleet.Usage {
 	u, err := hub.Usage()
 	g.Expect(err).NotTo(HaveOccurred())
 	return u
@@ -30,8 +31,8 @@ var _ = Describe("Load", Serial, func() {
 		// make test-soak runs the 5 × 100.
 		teams, perTeam := framework.Scale("FLEET_LOAD_TEAMS", 5), framework.Scale("FLEET_LOAD_PLACEMENTS", 20)
 		// Settled first: earlier specs may still be winding down.
-		var before framework.Usage
-		var goroutinesBefore framework.Goroutines
+		var before localfleet.Usage
+		var goroutinesBefore localfleet.Goroutines
 		Eventually(func(g Gomega) {
 			before = hubUsage(g)
 			var err error
@@ -73,7 +74,7 @@ var _ = Describe("Load", Serial, func() {
 
 		By("creating the placements, while member-5 and member-6 join and member-3 leaves")
 		m3 := member("member-3")
-		var joined []*framework.Member
+		var joined []*localfleet.Member
 		m3Left := false
 		// The fleet as it was, for the memory check and the next specs.
 		restoreMembers := func() {
@@ -110,9 +111,9 @@ var _ = Describe("Load", Serial, func() {
 			},
 			func() {
 				var err error
-				joined, err = hub.StartMembers(sctx, dir, []framework.MemberSpec{
-					{Name: "member-5", Labels: map[string]string{"region": "eastus", "env": "load"}, Nodes: framework.Nodes("m5", 1, "2", "8Gi", nil)},
-					{Name: "member-6", Labels: map[string]string{"region": "westus", "env": "load"}, Nodes: framework.Nodes("m6", 1, "2", "8Gi", nil)},
+				joined, err = hub.StartMembers(sctx, dir, []localfleet.MemberSpec{
+					{Name: "member-5", Labels: map[string]string{"region": "eastus", "env": "load"}, Nodes: localfleet.Nodes("m5", 1, "2", "8Gi", nil)},
+					{Name: "member-6", Labels: map[string]string{"region": "westus", "env": "load"}, Nodes: localfleet.Nodes("m6", 1, "2", "8Gi", nil)},
 				})
 				Expect(err).NotTo(HaveOccurred())
 			},
@@ -208,7 +209,7 @@ var _ = Describe("Load", Serial, func() {
 		// Back at the baseline: 274 → 277 MiB live, 614 → 651 MiB resident
 		// in use on 2026-11-26 (docs/reliability.md); what the runtime freed
 		// and has not yet returned to the system is not counted.
-		var after framework.Usage
+		var after localfleet.Usage
 		Eventually(func(g Gomega) {
 			after = hubUsage(g)
 			g.Expect(after.Live).To(BeNumerically("<=", before.Live*1.1), "live heap: before %s, now %s", before, after)

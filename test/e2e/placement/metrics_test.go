@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/fleetplane/fleetplane/test/e2e/framework"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 )
 
 var _ = Describe("Metrics", func() {
@@ -22,7 +22,7 @@ var _ = Describe("Metrics", func() {
 
 		By("the hub: " + hub.MetricsURL())
 		Eventually(func(g Gomega) {
-			m, err := framework.Scrape(hub.MetricsURL())
+			m, err := localfleet.Scrape(hub.MetricsURL())
 			g.Expect(err).NotTo(HaveOccurred())
 			expectPositive(g, m, "fleet_scheduling_attempts_total", map[string]string{"result": "scheduled"})
 			expectPositive(g, m, "fleet_scheduling_duration_seconds", nil)
@@ -41,7 +41,7 @@ var _ = Describe("Metrics", func() {
 
 		By("the syncer of member-1: " + member("member-1").MetricsURL())
 		Eventually(func(g Gomega) {
-			m, err := framework.Scrape(member("member-1").MetricsURL())
+			m, err := localfleet.Scrape(member("member-1").MetricsURL())
 			g.Expect(err).NotTo(HaveOccurred())
 			expectPositive(g, m, "fleet_work_apply_duration_seconds", map[string]string{"member": "member-1"})
 			expectPositive(g, m, "fleet_manifests_applied_total", map[string]string{"member": "member-1", "result": "applied"})
@@ -59,7 +59,7 @@ var _ = Describe("Metrics", func() {
 	})
 })
 
-func expectPositive(g Gomega, m framework.Metrics, name string, labels map[string]string) {
+func expectPositive(g Gomega, m localfleet.Metrics, name string, labels map[string]string) {
 	v, ok := m.Sum(name, labels)
 	g.ExpectWithOffset(1, ok).To(BeTrue(), "%s%v is reported", name, labels)
 	g.ExpectWithOffset(1, v).To(BeNumerically(">", 0), "%s%v", name, labels)

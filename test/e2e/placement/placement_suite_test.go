@@ -21,6 +21,7 @@ import (
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
@@ -34,23 +35,23 @@ import (
 //	member-4  westeurope  staging  2      2         4          -                 -
 //
 // No spec requests CPU on the members, so available CPU stays at the totals.
-var memberSpecs = []framework.MemberSpec{
+var memberSpecs = []localfleet.MemberSpec{
 	{Name: "member-1", Labels: map[string]string{"region": "eastus", "env": "prod", "critical-allowed": "true", "critical-level": "1"},
-		Nodes: framework.Nodes("m1", 3, "4", "16Gi", nil)},
+		Nodes: localfleet.Nodes("m1", 3, "4", "16Gi", nil)},
 	{Name: "member-2", Labels: map[string]string{"region": "westus", "env": "prod", "critical-allowed": "true", "critical-level": "1"},
-		Nodes: framework.Nodes("m2", 2, "8", "32Gi", nil)},
+		Nodes: localfleet.Nodes("m2", 2, "8", "32Gi", nil)},
 	{Name: "member-3", Labels: map[string]string{"region": "eastus", "env": "canary", "critical-allowed": "true"},
-		Nodes: framework.Nodes("m3", 1, "2", "8Gi", nil)},
+		Nodes: localfleet.Nodes("m3", 1, "2", "8Gi", nil)},
 	{Name: "member-4", Labels: map[string]string{"region": "westeurope", "env": "staging"},
-		Nodes: framework.Nodes("m4", 2, "2", "8Gi", nil)},
+		Nodes: localfleet.Nodes("m4", 2, "2", "8Gi", nil)},
 }
 
 var (
-	hub     *framework.Hub
-	hubEtcd *framework.Etcd
+	hub     *localfleet.Hub
+	hubEtcd *localfleet.Etcd
 	// shards: how many shards the hub has (FLEET_E2E_SHARDS).
 	shards  int
-	members []*framework.Member
+	members []*localfleet.Member
 	scheme  = runtime.NewScheme()
 )
 

@@ -21,6 +21,7 @@ import (
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
@@ -67,7 +68,7 @@ var _ = Describe("A member cut off from the hub for two minutes", Serial, func()
 
 		m4 := member("member-4")
 		By("running member-4's syncer through a proxy to the hub")
-		proxy, err := framework.StartProxy(hub.Addr())
+		proxy, err := localfleet.StartProxy(hub.Addr())
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(proxy.Close)
 		Expect(m4.StopSyncer()).To(Succeed())

@@ -18,7 +18,7 @@ import (
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	"github.com/fleetplane/fleetplane/controllers/updaterun"
-	"github.com/fleetplane/fleetplane/test/e2e/framework"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 )
 
 // externalCRP places a namespace on the canary and prod clusters (members
@@ -451,8 +451,8 @@ var _ = Describe("A staged update run and a member cluster joining the fleet", S
 		}).Should(Succeed())
 
 		By("a fifth cluster joins the fleet with a label the placement selects")
-		joined, err := hub.StartMembers(sctx, GinkgoT().TempDir(), []framework.MemberSpec{
-			{Name: "member-5", Labels: map[string]string{"env": "canary", "region": "eastus"}, Nodes: framework.Nodes("m5", 1, "2", "8Gi", nil)}})
+		joined, err := hub.StartMembers(sctx, GinkgoT().TempDir(), []localfleet.MemberSpec{
+			{Name: "member-5", Labels: map[string]string{"env": "canary", "region": "eastus"}, Nodes: localfleet.Nodes("m5", 1, "2", "8Gi", nil)}})
 		DeferCleanup(func() {
 			for _, m := range joined {
 				Expect(hub.Unjoin(ctx(), m)).To(Succeed())

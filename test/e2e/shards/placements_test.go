@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/internal/workhomes"
-	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 var scheme = func() *runtime.Scheme {
@@ -82,7 +82,7 @@ func (a *placedApp) place(ctx context.Context) {
 
 // stop stops a shard for the rest of the spec; it starts again when the
 // spec ends, unless the spec starts it first with the function returned.
-func stop(h *framework.Hub) (start func(context.Context)) {
+func stop(h *localfleet.Hub) (start func(context.Context)) {
 	ExpectWithOffset(1, h.Stop()).To(Succeed())
 	started := false
 	DeferCleanup(func(ctx SpecContext) {
@@ -140,8 +140,8 @@ var _ = Describe("Placements in team workspaces on both shards", func() {
 			By("placing from a team workspace on " + shard)
 			placeApp(ctx, shard).expectOnMember(ctx)
 		}
-		for shard, h := range map[string]*framework.Hub{"root": root, "shard-1": shard1} {
-			m, err := framework.Scrape(h.MetricsURL())
+		for shard, h := range map[string]*localfleet.Hub{"root": root, "shard-1": shard1} {
+			m, err := localfleet.Scrape(h.MetricsURL())
 			Expect(err).NotTo(HaveOccurred())
 			engaged, _ := m.Sum("fleet_engaged_workspaces", nil)
 			Expect(engaged).To(BeNumerically(">=", 1), "the controllers of %s engage the team workspaces it holds", shard)

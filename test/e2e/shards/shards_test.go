@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/fleetplane/fleetplane/test/e2e/framework"
+	"github.com/fleetplane/fleetplane/internal/localfleet"
 )
 
 var _ = Describe("A hub of two shards behind the front-proxy", func() {
@@ -54,7 +54,7 @@ var _ = Describe("A hub of two shards behind the front-proxy", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(os.WriteFile(kubeconfig, raw, 0o600)).To(Succeed())
 		ws := func(args ...string) string {
-			out, err := exec.CommandContext(ctx, filepath.Join(framework.BinDir(), "kubectl-fleet"), append(append([]string{"ws"}, args...), "--kubeconfig", kubeconfig)...).CombinedOutput()
+			out, err := exec.CommandContext(ctx, filepath.Join(localfleet.BinDir(), "kubectl-fleet"), append(append([]string{"ws"}, args...), "--kubeconfig", kubeconfig)...).CombinedOutput()
 			Expect(err).NotTo(HaveOccurred(), "kubectl ws %s\n%s", strings.Join(args, " "), out)
 			return strings.TrimSpace(string(out))
 		}

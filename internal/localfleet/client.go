@@ -1,4 +1,4 @@
-package framework
+package localfleet
 
 import (
 	"k8s.io/apimachinery/pkg/runtime"

@@ -1,4 +1,4 @@
-package framework
+package localfleet
 
 import (
 	"cmp"
@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
-	"github.com/fleetplane/fleetplane/test/localcluster"
+	"github.com/fleetplane/fleetplane/internal/localcluster"
 )
 
 // Member is a local member cluster joined to a hub, with its syncer running

@@ -1,6 +1,10 @@
-// Package framework starts the real processes the e2e suites run against:
-// the fleet-hub binary (kcp embedded) and, when asked, an external etcd.
-package framework
+// Package localfleet runs a Fleetplane on this machine from the binaries
+// `make build` puts in bin/: the hub (one fleet-hub process, or shards behind
+// a front-proxy), an external etcd when asked, and local member clusters
+// (internal/localcluster) joined with `kubectl fleet join --run`. The e2e
+// suites (test/e2e/framework), test/scale and cmd/fleet-dev share it; it
+// knows nothing of Ginkgo: every call returns its error.
+package localfleet
 
 import (
 	"context"
@@ -48,7 +52,7 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
-// HubOptions are the knobs a suite may set on its hub.
+// HubOptions are the knobs of a hub.
 type HubOptions struct {
 	// RootDir holds the hub's state; a restart with the same dir keeps it.
 	RootDir string

@@ -1,4 +1,4 @@
-package framework
+package localfleet
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// FrontProxyOptions are the settings of a suite's front-proxy.
+// FrontProxyOptions are the settings of a front-proxy.
 type FrontProxyOptions struct {
 	RootDir      string
 	PKIDir       string
