@@ -34,12 +34,6 @@ import (
 	"github.com/fleetplane/fleetplane/internal/approval"
 )
 
-// TeamsPath is the workspace whose children are the teams' workspaces.
-var TeamsPath = logicalcluster.NewPath("root:teams")
-
-// FleetPath is the platform's workspace.
-var FleetPath = logicalcluster.NewPath("root:fleet")
-
 var scheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1beta1.AddToScheme,
@@ -210,7 +204,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, sess *session) 
 // list under root:teams, and root:fleet when it can, besides its own.
 func (s *Server) workspacesOf(ctx context.Context, sess *session) []string {
 	out := []string{sess.home.String()}
-	c, err := client.New(inWorkspace(sess.config, TeamsPath), client.Options{Scheme: scheme})
+	c, err := client.New(inWorkspace(sess.config, tenancyv1alpha1.TeamsWorkspace), client.Options{Scheme: scheme})
 	if err != nil {
 		return out
 	}
@@ -225,9 +219,9 @@ func (s *Server) workspacesOf(ctx context.Context, sess *session) []string {
 			out = append(out, p)
 		}
 	}
-	add(FleetPath.String())
+	add(tenancyv1alpha1.FleetWorkspace.String())
 	for _, ws := range list.Items {
-		add(TeamsPath.Join(ws.Name).String())
+		add(tenancyv1alpha1.TeamsWorkspace.Join(ws.Name).String())
 	}
 	return out
 }

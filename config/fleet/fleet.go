@@ -22,9 +22,6 @@ import (
 	"k8s.io/client-go/restmapper"
 )
 
-// Path is the logical-cluster path of the platform workspace.
-const Path = "root:fleet"
-
 // Names of the APIExports in root:fleet.
 const (
 	ClusterExport   = "cluster.kubernetes-fleet.io"

@@ -206,7 +206,7 @@ func (r *Reconciler) snapshot(ctx context.Context, c client.Client, o client.Obj
 			next = index(snaps[0]) + 1
 		}
 		s := k.newSnapshot(o, metav1.ObjectMeta{
-			Name: fmt.Sprintf(placementv1beta1.OverrideSnapshotNameFmt, o.GetName(), next), Namespace: o.GetNamespace(),
+			Name: placementv1beta1.OverrideSnapshotName(o.GetName(), next), Namespace: o.GetNamespace(),
 			Labels: map[string]string{
 				placementv1beta1.OverrideTrackingLabel: o.GetName(),
 				placementv1beta1.OverrideIndexLabel:    strconv.Itoa(next),

@@ -32,11 +32,11 @@ import (
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
 	"github.com/fleetplane/fleetplane/internal/teampolicy"
 	"github.com/fleetplane/fleetplane/metrics"
 	"github.com/fleetplane/fleetplane/workspaces/clients"
-	"github.com/fleetplane/fleetplane/workspaces/tenancy"
 )
 
 // ControllerName names the controllers in logs and events.
@@ -241,7 +241,7 @@ func (r *Reconciler) selectResources(ctx context.Context, ws *clients.Workspace,
 	if err != nil {
 		return nil, err
 	}
-	team := path != tenancy.PlatformPath
+	team := path != tenancyv1alpha1.FleetWorkspace
 	if ns := p.GetNamespace(); ns != "" && (reservedNamespace(ns) || team && (teampolicy.Policy{ReservedNamespaces: r.TeamReservedNamespaces}).Reserved(ns)) {
 		return nil, invalid("namespace %s is reserved on member clusters, so a ResourcePlacement in it places nothing; put the placement and its objects in a namespace of your own", ns)
 	}

@@ -109,13 +109,13 @@ func (r *Reconciler) ensureResourceSnapshot(ctx context.Context, c client.Client
 	// Shards first, the master last: a reader that sees the master can rely
 	// on every shard it announces.
 	for sub := 1; sub < len(shards); sub++ {
-		s := r.newResourceSnapshot(p, fmt.Sprintf("%s-%d-%d", p.GetName(), next, sub), next, shards[sub])
+		s := r.newResourceSnapshot(p, placementv1beta1.ResourceSnapshotShardName(p.GetName(), next, sub), next, shards[sub])
 		s.GetAnnotations()[placementv1beta1.SubindexOfResourceSnapshotAnnotation] = strconv.Itoa(sub)
 		if err := createOwned(ctx, c, p, s); err != nil {
 			return nil, err
 		}
 	}
-	master := r.newResourceSnapshot(p, fmt.Sprintf("%s-%d-snapshot", p.GetName(), next), next, shards[0])
+	master := r.newResourceSnapshot(p, placementv1beta1.ResourceSnapshotName(p.GetName(), next), next, shards[0])
 	master.GetLabels()[placementv1beta1.IsLatestSnapshotLabel] = "true"
 	ann := master.GetAnnotations()
 	ann[placementv1beta1.ResourceGroupHashAnnotation] = hash
@@ -267,7 +267,7 @@ func (r *Reconciler) ensurePolicySnapshot(ctx context.Context, c client.Client, 
 		next = idx + 1
 	}
 	s := k.NewPolicySnapshot()
-	s.SetName(fmt.Sprintf("%s-%d", p.GetName(), next))
+	s.SetName(placementv1beta1.PolicySnapshotName(p.GetName(), next))
 	s.SetLabels(map[string]string{
 		placementv1beta1.PlacementTrackingLabel: p.GetName(),
 		placementv1beta1.PolicyIndexLabel:       strconv.Itoa(next),

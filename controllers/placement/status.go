@@ -180,7 +180,7 @@ func perClusterStatuses(p placementv1beta1.PlacementObj, policySnap placementv1b
 			Conditions:                         append([]metav1.Condition(nil), previous[spec.TargetCluster]...),
 		}
 		if spec.ResourceSnapshotName != "" {
-			s.ObservedResourceIndex = snapshotIndex(p.GetName(), spec.ResourceSnapshotName)
+			s.ObservedResourceIndex = placementv1beta1.ResourceSnapshotIndexOf(p.GetName(), spec.ResourceSnapshotName)
 		}
 		d := spec.ClusterDecision
 		score := placementv1beta1.ClusterScore{}
@@ -200,7 +200,7 @@ func perClusterStatuses(p placementv1beta1.PlacementObj, policySnap placementv1b
 			c := meta.FindStatusCondition(st.Conditions, t)
 			if cond == placementv1beta1.RolloutStartedCondition && spec.ResourceSnapshotName != "" && spec.ResourceSnapshotName != latest {
 				// The binding's conditions describe older resources.
-				c = notRolledOut(p, b, snapshotIndex(p.GetName(), latest), s.ObservedResourceIndex)
+				c = notRolledOut(p, b, placementv1beta1.ResourceSnapshotIndexOf(p.GetName(), latest), s.ObservedResourceIndex)
 			}
 			if c == nil && cond == placementv1beta1.RolloutStartedCondition && spec.State == placementv1beta1.BindingStateScheduled {
 				// Nothing decided to roll out to this cluster yet: with an
@@ -258,11 +258,6 @@ func wantedClusters(policySnap placementv1beta1.PolicySnapshotObj) int {
 		return 0
 	}
 	return n
-}
-
-// snapshotIndex reads N from a master snapshot name "<placement>-N-snapshot".
-func snapshotIndex(placement, snapshot string) string {
-	return strings.TrimSuffix(strings.TrimPrefix(snapshot, placement+"-"), "-snapshot")
 }
 
 // aggregate turns one per-cluster condition of all clusters into the

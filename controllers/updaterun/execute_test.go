@@ -71,7 +71,7 @@ func TestAdvanceWalksStagesTasksAndDeletion(t *testing.T) {
 	st := &placementv1beta1.UpdateRunStatus{
 		UpdateStrategySnapshot: &placementv1beta1.UpdateStrategySpec{Stages: stages},
 		StagesStatus:           planned,
-		DeletionStageStatus:    &placementv1beta1.StageUpdatingStatus{StageName: DeletionStageName, Clusters: []placementv1beta1.ClusterUpdatingStatus{{ClusterName: "gone"}}},
+		DeletionStageStatus:    &placementv1beta1.StageUpdatingStatus{StageName: placementv1beta1.UpdateRunDeleteStageName, Clusters: []placementv1beta1.ClusterUpdatingStatus{{ClusterName: "gone"}}},
 	}
 	now := time.Now()
 	w := world{now: now, run: "run", state: placementv1beta1.UpdateRunStateRun, snapshot: "p-1-snapshot", approvals: map[string]approval{},

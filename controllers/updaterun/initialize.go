@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -67,7 +68,7 @@ func (r *Reconciler) initialize(ctx context.Context, c client.Client, run placem
 			cl.ClusterResourceOverrideSnapshots, cl.ResourceOverrideSnapshots = o.Cluster, o.Namespaced
 		}
 	}
-	st.DeletionStageStatus = &placementv1beta1.StageUpdatingStatus{StageName: DeletionStageName}
+	st.DeletionStageStatus = &placementv1beta1.StageUpdatingStatus{StageName: placementv1beta1.UpdateRunDeleteStageName}
 	for _, b := range unscheduled {
 		st.DeletionStageStatus.Clusters = append(st.DeletionStageStatus.Clusters, placementv1beta1.ClusterUpdatingStatus{ClusterName: b.GetBindingSpec().TargetCluster})
 	}
@@ -180,8 +181,12 @@ func (r *Reconciler) resourceSnapshot(ctx context.Context, c client.Reader, k pl
 		}
 		return latest, err
 	}
+	name, err := masterSnapshotName(k.Name, index)
+	if err != nil {
+		return nil, err
+	}
 	snap := k.NewResourceSnapshot()
-	err := c.Get(ctx, client.ObjectKey{Namespace: k.Namespace, Name: masterSnapshotName(k.Name, index)}, snap)
+	err = c.Get(ctx, client.ObjectKey{Namespace: k.Namespace, Name: name}, snap)
 	if apierrors.IsNotFound(err) {
 		return nil, fail("resource snapshot index %s of %s %q does not exist (older snapshots beyond the placement's revisionHistoryLimit are deleted); "+
 			"list the kept ones with kubectl get %s -l %s=%s", index, r.kinds().placementKind(), k.Name, snapshotResource(k), placementv1beta1.PlacementTrackingLabel, k.Name)
@@ -196,9 +201,14 @@ func snapshotResource(k placements.Key) string {
 	return "resourcesnapshots"
 }
 
-// masterSnapshotName names the first snapshot of a resource snapshot index.
-func masterSnapshotName(placement, index string) string {
-	return fmt.Sprintf("%s-%s-snapshot", placement, index)
+// masterSnapshotName names the master snapshot of a resource snapshot
+// index given as text (an update run's spec and status carry it so).
+func masterSnapshotName(placement, index string) (string, error) {
+	n, err := strconv.Atoi(index)
+	if err != nil || n < 0 {
+		return "", fail("resource snapshot index %q of %q is not a number: set spec.resourceSnapshotIndex to the index label of one of its resource snapshots", index, placement)
+	}
+	return placementv1beta1.ResourceSnapshotName(placement, n), nil
 }
 
 // members reads the labels of the scheduled clusters from root:fleet.

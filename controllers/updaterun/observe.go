@@ -62,7 +62,9 @@ func (r *Reconciler) observe(ctx context.Context, c client.Reader, run placement
 	if !equality.Semantic.DeepEqual(p.GetPlacementSpec().Strategy.ApplyStrategy, st.ApplyStrategy) {
 		return w, fail("the apply strategy of %s %q changed after the run was initialized", kind, k.Name)
 	}
-	w.snapshot = masterSnapshotName(k.Name, st.ResourceSnapshotIndexUsed)
+	if w.snapshot, err = masterSnapshotName(k.Name, st.ResourceSnapshotIndexUsed); err != nil {
+		return w, err
+	}
 	w.strategy = st.ApplyStrategy
 	w.reportDiff = st.ApplyStrategy != nil && st.ApplyStrategy.Type == placementv1beta1.ApplyStrategyTypeReportDiff
 	w.approvals, err = r.approvals(ctx, c, run)

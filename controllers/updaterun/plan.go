@@ -12,10 +12,6 @@ import (
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 )
 
-// DeletionStageName names the last stage, which removes the placement from
-// the clusters the scheduler no longer picks.
-const DeletionStageName = "kubernetes-fleet.io/deleteStage"
-
 // member is a scheduled cluster with the labels stages select it by.
 type member struct {
 	name   string
@@ -75,12 +71,12 @@ func planStages(run string, stages []placementv1beta1.StageConfig, clusters []me
 		}
 		for _, t := range s.BeforeStageTasks {
 			out[i].BeforeStageTaskStatus = append(out[i].BeforeStageTaskStatus, placementv1beta1.StageTaskStatus{
-				Type: t.Type, ApprovalRequestName: ApprovalRequestName(run, placementv1beta1.BeforeStageTaskLabelValue, s.Name)})
+				Type: t.Type, ApprovalRequestName: placementv1beta1.ApprovalRequestName(run, placementv1beta1.BeforeStageTaskLabelValue, s.Name)})
 		}
 		for _, t := range s.AfterStageTasks {
 			ts := placementv1beta1.StageTaskStatus{Type: t.Type}
 			if t.Type == placementv1beta1.StageTaskTypeApproval {
-				ts.ApprovalRequestName = ApprovalRequestName(run, placementv1beta1.AfterStageTaskLabelValue, s.Name)
+				ts.ApprovalRequestName = placementv1beta1.ApprovalRequestName(run, placementv1beta1.AfterStageTaskLabelValue, s.Name)
 			}
 			out[i].AfterStageTaskStatus = append(out[i].AfterStageTaskStatus, ts)
 		}
@@ -115,14 +111,4 @@ func sortMembers(s placementv1beta1.StageConfig, ms []member) error {
 		return ms[i].name < ms[j].name
 	})
 	return nil
-}
-
-// ApprovalRequestName names the approval request of a run's stage task:
-// "<run>-before-<stage>" or "<run>-after-<stage>".
-func ApprovalRequestName(run, taskType, stage string) string {
-	when := "after"
-	if taskType == placementv1beta1.BeforeStageTaskLabelValue {
-		when = "before"
-	}
-	return run + "-" + when + "-" + stage
 }

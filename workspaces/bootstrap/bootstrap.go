@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	fleettenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	fleetconfig "github.com/fleetplane/fleetplane/config/fleet"
 	rootconfig "github.com/fleetplane/fleetplane/config/root"
 	"github.com/fleetplane/fleetplane/internal/workhomes"
@@ -53,12 +54,12 @@ func Run(ctx context.Context, loopback *rest.Config) error {
 		}
 	}
 
-	fleet, err := newClients(admin, logicalcluster.NewPath(fleetconfig.Path))
+	fleet, err := newClients(admin, fleettenancyv1alpha1.FleetWorkspace)
 	if err != nil {
 		return err
 	}
 	if err := fleetconfig.Bootstrap(ctx, fleet.discovery, fleet.dynamic); err != nil {
-		return fmt.Errorf("bootstrapping %s: %w", fleetconfig.Path, err)
+		return fmt.Errorf("bootstrapping %s: %w", fleettenancyv1alpha1.FleetWorkspace, err)
 	}
 	for _, b := range fleetconfig.Exports {
 		if err := waitBindingBound(ctx, fleet.kcp, b); err != nil {
@@ -101,7 +102,7 @@ func waitWorkspaceReady(ctx context.Context, c kcpclient.Interface, name string)
 }
 
 func waitBindingBound(ctx context.Context, c kcpclient.Interface, name string) error {
-	return poll(ctx, fmt.Sprintf("APIBinding %s in %s to become Bound", name, fleetconfig.Path), func(ctx context.Context) (bool, error) {
+	return poll(ctx, fmt.Sprintf("APIBinding %s in %s to become Bound", name, fleettenancyv1alpha1.FleetWorkspace), func(ctx context.Context) (bool, error) {
 		return bindingBound(ctx, c, name)
 	})
 }
@@ -146,7 +147,7 @@ func Bootstrapped(ctx context.Context, fleet *rest.Config) error {
 			}
 			if time.Since(reported) > 30*time.Second {
 				reported = time.Now()
-				logger.Info("waiting for the root shard to bootstrap "+fleetconfig.Path, "apiBinding", name, "err", err)
+				logger.Info("waiting for the root shard to bootstrap "+fleettenancyv1alpha1.FleetWorkspace.String(), "apiBinding", name, "err", err)
 			}
 			return false, nil
 		}
@@ -173,10 +174,10 @@ func WorkHome(ctx context.Context, fleet, loopback *rest.Config, shard string) (
 		Location: &tenancyv1alpha1.WorkspaceLocation{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"name": shard}}},
 	}}
 	if _, err := c.TenancyV1alpha1().Workspaces().Create(ctx, ws, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return "", fmt.Errorf("creating the works workspace %s:%s: %w", fleetconfig.Path, name, err)
+		return "", fmt.Errorf("creating the works workspace %s:%s: %w", fleettenancyv1alpha1.FleetWorkspace, name, err)
 	}
 	var cluster logicalcluster.Name
-	err = poll(ctx, fmt.Sprintf("workspace %s:%s to become Ready", fleetconfig.Path, name), func(ctx context.Context) (bool, error) {
+	err = poll(ctx, fmt.Sprintf("workspace %s:%s to become Ready", fleettenancyv1alpha1.FleetWorkspace, name), func(ctx context.Context) (bool, error) {
 		ws, err := c.TenancyV1alpha1().Workspaces().Get(ctx, name, metav1.GetOptions{})
 		if err != nil || ws.Status.Phase != corev1alpha1.LogicalClusterPhaseReady {
 			return false, err
@@ -193,7 +194,7 @@ func WorkHome(ctx context.Context, fleet, loopback *rest.Config, shard string) (
 	if err != nil {
 		return "", err
 	}
-	err = poll(ctx, fmt.Sprintf("the Work API in %s:%s", fleetconfig.Path, name), func(ctx context.Context) (bool, error) {
+	err = poll(ctx, fmt.Sprintf("the Work API in %s:%s", fleettenancyv1alpha1.FleetWorkspace, name), func(ctx context.Context) (bool, error) {
 		if err := fleetconfig.BootstrapWorkHome(ctx, home.discovery, home.dynamic); err != nil {
 			return false, err
 		}

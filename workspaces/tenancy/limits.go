@@ -138,9 +138,9 @@ func (t *Team) SnapshotsKept(kind, name string, revisionHistoryLimit int64) erro
 
 func (t *Team) grantsNamed() string {
 	if len(t.Grants) == 0 {
-		return fmt.Sprintf("a ClusterGrant naming it in %s (the hub's defaults hold: fleet-hub --team-limit-*)", PlatformPath)
+		return fmt.Sprintf("a ClusterGrant naming it in %s (the hub's defaults hold: fleet-hub --team-limit-*)", tenancyv1alpha1.FleetWorkspace)
 	}
-	return fmt.Sprintf("ClusterGrant %s in %s", strings.Join(t.Grants, ", "), PlatformPath)
+	return fmt.Sprintf("ClusterGrant %s in %s", strings.Join(t.Grants, ", "), tenancyv1alpha1.FleetWorkspace)
 }
 
 // grantNames returns the names of the grants whose limits hold.

@@ -26,10 +26,6 @@ import (
 	"github.com/fleetplane/fleetplane/workspaces/usage"
 )
 
-// PlatformPath is the platform workspace; its placements may use every
-// cluster and are not held to the team rules.
-var PlatformPath = logicalcluster.NewPath("root:fleet")
-
 // Grants reads ClusterGrants from the platform workspace (a cached reader).
 type Grants struct {
 	Reader client.Reader
@@ -57,7 +53,7 @@ type grant struct {
 
 // For returns the access of the workspace at path.
 func (g *Grants) For(ctx context.Context, path logicalcluster.Path) (*Access, error) {
-	if path == PlatformPath {
+	if path == tenancyv1alpha1.FleetWorkspace {
 		return &Access{platform: true}, nil
 	}
 	// Read-only, and asked for every binding the work generator checks: the
@@ -166,9 +162,6 @@ func covers(patterns []string, path logicalcluster.Path, children bool) (logical
 	return logicalcluster.Path{}, false
 }
 
-// TeamsPath is the workspace under which team workspaces live.
-var TeamsPath = logicalcluster.NewPath("root:teams")
-
 // AdmissionRules decide, for the hub's admission, what a team may do in
 // its own workspaces that RBAC cannot stop, it being their admin: create
 // child workspaces, and go over its limits.
@@ -194,7 +187,7 @@ func (r AdmissionRules) teamPath(ctx context.Context, cluster logicalcluster.Nam
 	if err != nil {
 		return logicalcluster.Path{}, false, err
 	}
-	return path, strings.HasPrefix(path.String(), TeamsPath.String()+":"), nil
+	return path, strings.HasPrefix(path.String(), tenancyv1alpha1.TeamsWorkspace.String()+":"), nil
 }
 
 // MayCreateChildWorkspace implements teamadmission.Rules: anywhere outside

@@ -122,7 +122,7 @@ func TestAccess(t *testing.T) {
 	if got := c2.Policy(member("prod")); got.PodSecurity != teampolicy.LevelBaseline {
 		t.Errorf("a grant without podSecurity gives baseline, got %+v", got)
 	}
-	platform, err := (&Grants{Reader: c}).For(context.Background(), PlatformPath)
+	platform, err := (&Grants{Reader: c}).For(context.Background(), tenancyv1alpha1.FleetWorkspace)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -195,7 +195,7 @@ func startControllers(ctx context.Context, loopback, fleet *rest.Config, opts co
 		Cache:                  fleetCache,
 	})
 	if err != nil {
-		return fmt.Errorf("creating the controller manager for %s: %w", fleetconfig.Path, err)
+		return fmt.Errorf("creating the controller manager for %s: %w", tenancyv1alpha1.FleetWorkspace, err)
 	}
 	home, err := workHome(loopback, mgr, scheme, opts)
 	if err != nil {
@@ -300,7 +300,7 @@ func workHome(loopback *rest.Config, mgr ctrl.Manager, scheme *runtime.Scheme, o
 // inFleet is cfg at root:fleet.
 func inFleet(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
-	cfg.Host += logicalcluster.NewPath(fleetconfig.Path).RequestPath()
+	cfg.Host += tenancyv1alpha1.FleetWorkspace.RequestPath()
 	return cfg
 }
 

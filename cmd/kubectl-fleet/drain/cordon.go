@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
+	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/hub"
 )
 
@@ -73,13 +74,13 @@ func pick(cond bool, yes, no string) string {
 // setCordon adds or removes the cordon taint and tells whether it changed
 // anything.
 func setCordon(ctx context.Context, flags *genericclioptions.ConfigFlags, name string, cordon bool) (bool, error) {
-	fleet, err := hub.At(flags, hub.FleetPath)
+	fleet, err := hub.At(flags, tenancyv1alpha1.FleetWorkspace)
 	if err != nil {
 		return false, err
 	}
 	mc := &clusterv1beta1.MemberCluster{}
 	if err := fleet.Get(ctx, client.ObjectKey{Name: name}, mc); err != nil {
-		return false, fmt.Errorf("getting member cluster %s in %s: %w", name, hub.FleetPath, err)
+		return false, fmt.Errorf("getting member cluster %s in %s: %w", name, tenancyv1alpha1.FleetWorkspace, err)
 	}
 	i := slices.IndexFunc(mc.Spec.Taints, func(t clusterv1beta1.Taint) bool { return t == cordonTaint })
 	switch {

@@ -20,6 +20,7 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/hub"
 	"github.com/fleetplane/fleetplane/internal/workhomes"
 )
@@ -81,7 +82,7 @@ func (o *drainOptions) drain(ctx context.Context, member string) error {
 		return err
 	}
 	o.progress("member cluster %s %s", member, pick(changed, "cordoned", "already cordoned"))
-	fleet, err := hub.At(o.flags, hub.FleetPath)
+	fleet, err := hub.At(o.flags, tenancyv1alpha1.FleetWorkspace)
 	if err != nil {
 		return err
 	}
@@ -152,12 +153,12 @@ func (o *drainOptions) placementsOn(ctx context.Context, fleet *hub.Workspace, m
 func (o *drainOptions) worksOf(ctx context.Context, fleet *hub.Workspace, ns string) ([]placementv1beta1.Work, error) {
 	works := &placementv1beta1.WorkList{}
 	if err := fleet.List(ctx, works, client.InNamespace(ns)); err != nil {
-		return nil, fmt.Errorf("listing the Work in %s of %s: %w", ns, hub.FleetPath, err)
+		return nil, fmt.Errorf("listing the Work in %s of %s: %w", ns, tenancyv1alpha1.FleetWorkspace, err)
 	}
 	out := works.Items
 	homes := &corev1.SecretList{}
 	if err := fleet.List(ctx, homes, client.InNamespace(ns), client.HasLabels{workhomes.Label}); err != nil {
-		return nil, fmt.Errorf("listing the shards' homes of Work in %s of %s: %w", ns, hub.FleetPath, err)
+		return nil, fmt.Errorf("listing the shards' homes of Work in %s of %s: %w", ns, tenancyv1alpha1.FleetWorkspace, err)
 	}
 	for i := range homes.Items {
 		home, err := workhomes.FromSecret(&homes.Items[i])

@@ -23,10 +23,6 @@ import (
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 )
 
-// FleetPath is the platform workspace: member clusters, cluster grants and
-// every member's Work.
-var FleetPath = logicalcluster.NewPath("root:fleet")
-
 // Scheme knows the built-in and fleet kinds, and kcp's LogicalCluster.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()

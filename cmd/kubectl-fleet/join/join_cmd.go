@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
-	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/hub"
+	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 )
 
 type joinOptions struct {
@@ -167,7 +167,7 @@ func (o *options) registerMember(ctx context.Context, c client.Client, name stri
 	if err != nil {
 		return fmt.Errorf("registering MemberCluster %s: %w", name, err)
 	}
-	o.progress("MemberCluster %s %s in %s.", name, op, hub.FleetPath)
+	o.progress("MemberCluster %s %s in %s.", name, op, tenancyv1alpha1.FleetWorkspace)
 	return nil
 }
 

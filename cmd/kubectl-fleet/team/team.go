@@ -31,9 +31,6 @@ import (
 	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/ws"
 )
 
-// teamsPath is where team workspaces live.
-var teamsPath = logicalcluster.NewPath("root:teams")
-
 type createOptions struct {
 	flags       *genericclioptions.ConfigFlags
 	out         io.Writer
@@ -77,7 +74,7 @@ func (o *createOptions) create(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("--clusters %q is not a label selector: %w", o.clusters, err)
 	}
-	path := teamsPath.Join(name)
+	path := tenancyv1alpha1.TeamsWorkspace.Join(name)
 	if err := o.workspace(ctx, name); err != nil {
 		return err
 	}
@@ -88,7 +85,7 @@ func (o *createOptions) create(ctx context.Context, name string) error {
 	if err := o.admins(ctx, team); err != nil {
 		return err
 	}
-	fleet, err := hub.At(o.flags, hub.FleetPath)
+	fleet, err := hub.At(o.flags, tenancyv1alpha1.FleetWorkspace)
 	if err != nil {
 		return err
 	}
@@ -102,7 +99,7 @@ func (o *createOptions) create(ctx context.Context, name string) error {
 }
 
 func (o *createOptions) workspace(ctx context.Context, name string) error {
-	teams, err := hub.At(o.flags, teamsPath)
+	teams, err := hub.At(o.flags, tenancyv1alpha1.TeamsWorkspace)
 	if err != nil {
 		return err
 	}
@@ -113,11 +110,11 @@ func (o *createOptions) workspace(ctx context.Context, name string) error {
 	_, err = c.TenancyV1alpha1().Workspaces().Create(ctx, &kcptenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 	switch {
 	case apierrors.IsAlreadyExists(err):
-		fmt.Fprintf(o.out, "workspace %s exists\n", teamsPath.Join(name))
+		fmt.Fprintf(o.out, "workspace %s exists\n", tenancyv1alpha1.TeamsWorkspace.Join(name))
 	case err != nil:
-		return fmt.Errorf("creating workspace %s: %w", teamsPath.Join(name), err)
+		return fmt.Errorf("creating workspace %s: %w", tenancyv1alpha1.TeamsWorkspace.Join(name), err)
 	default:
-		fmt.Fprintf(o.out, "workspace %s created\n", teamsPath.Join(name))
+		fmt.Fprintf(o.out, "workspace %s created\n", tenancyv1alpha1.TeamsWorkspace.Join(name))
 	}
 	return ws.WaitReady(ctx, c, name, o.out)
 }
@@ -187,7 +184,7 @@ func (o *createOptions) grant(ctx context.Context, fleet *hub.Workspace, name st
 		return c != nil && c.ObservedGeneration == g.Generation, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("ClusterGrant %s in %s was not evaluated: %w", name, hub.FleetPath, err)
+		return nil, fmt.Errorf("ClusterGrant %s in %s was not evaluated: %w", name, tenancyv1alpha1.FleetWorkspace, err)
 	}
 	if c := meta.FindStatusCondition(g.Status.Conditions, tenancyv1alpha1.ClusterGrantConditionValid); c.Status != metav1.ConditionTrue {
 		return nil, fmt.Errorf("ClusterGrant %s: %s", name, c.Message)

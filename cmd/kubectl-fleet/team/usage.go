@@ -46,7 +46,7 @@ NAME, the team of the current workspace: a team can read its own.`,
 
 func usageWorkspace(flags *genericclioptions.ConfigFlags, args []string) (*hub.Workspace, error) {
 	if len(args) == 1 {
-		return hub.At(flags, teamsPath.Join(args[0]))
+		return hub.At(flags, tenancyv1alpha1.TeamsWorkspace.Join(args[0]))
 	}
 	return hub.Current(flags)
 }
@@ -58,7 +58,7 @@ func readUsage(ctx context.Context, ws *hub.Workspace) (*tenancyv1alpha1.TeamUsa
 	}
 	raw, ok := lc.Annotations[tenancyv1alpha1.UsageAnnotation]
 	if !ok {
-		return nil, fmt.Errorf("workspace %s shows no usage: it is not a team workspace (below root:teams), or the hub has not counted it yet (it does every 15 seconds)", ws.Path)
+		return nil, fmt.Errorf("workspace %s shows no usage: it is not a team workspace (below "+tenancyv1alpha1.TeamsWorkspace.String()+"), or the hub has not counted it yet (it does every 15 seconds)", ws.Path)
 	}
 	u := &tenancyv1alpha1.TeamUsage{}
 	if err := json.Unmarshal([]byte(raw), u); err != nil {
@@ -70,7 +70,7 @@ func readUsage(ctx context.Context, ws *hub.Workspace) (*tenancyv1alpha1.TeamUsa
 func printUsage(out io.Writer, u *tenancyv1alpha1.TeamUsage) error {
 	from := "the hub's defaults (no ClusterGrant sets them)"
 	if len(u.Grants) > 0 {
-		from = "ClusterGrant " + strings.Join(u.Grants, ", ") + " in " + hub.FleetPath.String()
+		from = "ClusterGrant " + strings.Join(u.Grants, ", ") + " in " + tenancyv1alpha1.FleetWorkspace.String()
 	}
 	fmt.Fprintf(out, "team %s, limits from %s\n", u.Team, from)
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
