@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -46,9 +47,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(metrics.Reconciler[reconcile.Request](ControllerName, r))
 }
 
-func (r *Reconciler) allGrants(ctx context.Context, _ client.Object) []reconcile.Request {
+func (r *Reconciler) allGrants(ctx context.Context, mc client.Object) []reconcile.Request {
 	list := &tenancyv1alpha1.ClusterGrantList{}
 	if err := r.Client.List(ctx, list); err != nil {
+		log.FromContext(ctx).Error(err, "listing the ClusterGrants to count a changed member cluster in; their counts wait for their next change", "memberCluster", mc.GetName())
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(list.Items))

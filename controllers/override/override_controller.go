@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
@@ -92,6 +93,7 @@ func (r *Reconciler) siblingsOf() mchandler.TypedEventHandlerFunc[client.Object,
 		return handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []mcreconcile.Request {
 			siblings, err := r.kind().siblings(ctx, cl.GetCache(), o)
 			if err != nil {
+				log.FromContext(ctx).Error(err, "listing the overrides beside a changed one; their validity is not checked again for it", "workspace", clusterName, "override", client.ObjectKeyFromObject(o))
 				return nil
 			}
 			var out []mcreconcile.Request

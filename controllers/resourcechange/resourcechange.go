@@ -155,14 +155,14 @@ func (d *Detector) Start(ctx context.Context, loopback *rest.Config, fleet clien
 			return err
 		}
 		if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc:    d.changed,
-			UpdateFunc: func(_, obj any) { d.changed(obj) },
-			DeleteFunc: d.changed,
+			AddFunc:    func(obj any) { d.changed(ctx, obj) },
+			UpdateFunc: func(_, obj any) { d.changed(ctx, obj) },
+			DeleteFunc: func(obj any) { d.changed(ctx, obj) },
 		}); err != nil {
 			return err
 		}
 	}
-	local := newLocalResources(ctx, dyn, d.changedIn, d.apisChanged)
+	local := newLocalResources(ctx, dyn, func(ws logicalcluster.Name, obj any) { d.changedIn(ctx, ws, obj) }, d.apisChanged)
 	if _, err := factory.ForResource(crdResource).Informer().AddEventHandler(local.handler()); err != nil {
 		return err
 	}
@@ -215,19 +215,18 @@ func storageVersion(ctx context.Context, c client.Reader, schemaName string) (st
 }
 
 // changed enqueues the placements of the object's workspace that may select it.
-func (d *Detector) changed(obj any) {
+func (d *Detector) changed(ctx context.Context, obj any) {
 	if u, ok := unwrap(obj); ok {
-		d.changedIn(logicalcluster.From(u), u)
+		d.changedIn(ctx, logicalcluster.From(u), u)
 	}
 }
 
 // changedIn enqueues the placements of workspace ws that may select obj.
-func (d *Detector) changedIn(ws logicalcluster.Name, obj any) {
+func (d *Detector) changedIn(ctx context.Context, ws logicalcluster.Name, obj any) {
 	u, ok := unwrap(obj)
 	if !ok {
 		return
 	}
-	ctx := context.Background()
 	// A workspace the hub does not serve (not bound yet, or going away)
 	// has no placements to tell, and keeps no epoch.
 	if _, err := d.workspaces.GetCluster(ctx, ws.String()); err != nil {
@@ -329,6 +328,8 @@ func (d *Detector) placementsIn(ctx context.Context, ws logicalcluster.Name, nam
 		list = &placementv1beta1.ResourcePlacementList{}
 	}
 	if err := clients.SyncedReader(cl.GetCache()).List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		// The epoch has moved: they re-select on their next reconcile.
+		klog.FromContext(ctx).Error(err, "listing the placements a changed object may concern; they are not told of the change", "workspace", ws, "namespaced", namespaced)
 		return nil
 	}
 	return list.GetPlacementObjs()

@@ -107,6 +107,7 @@ func (r *Reconciler) overridden() mchandler.TypedEventHandlerFunc[client.Object,
 				opts = append(opts, client.InNamespace(ns))
 			}
 			if err := cl.GetCache().List(ctx, list, opts...); err != nil {
+				log.FromContext(ctx).Error(err, "listing the placements an override may apply to; they are not rolled out again for it", "workspace", clusterName, "override", client.ObjectKeyFromObject(o))
 				return nil
 			}
 			var out []mcreconcile.Request

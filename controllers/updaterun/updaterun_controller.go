@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
@@ -97,6 +98,7 @@ func (r *Reconciler) toRuns(concerns func(client.Object, placementv1beta1.Update
 				opts = append(opts, client.InNamespace(o.GetNamespace()))
 			}
 			if err := cl.GetCache().List(ctx, list, opts...); err != nil {
+				log.FromContext(ctx).Error(err, "listing the update runs a change concerns; they are not woken by it", "workspace", clusterName, "object", client.ObjectKeyFromObject(o))
 				return nil
 			}
 			var out []mcreconcile.Request

@@ -151,6 +151,7 @@ func (deletionStarted) Update(e event.TypedUpdateEvent[*placementv1beta1.Work]) 
 func (r *Reconciler) allWorks(ctx context.Context, _ *clusterv1beta1.InternalMemberCluster) []reconcile.Request {
 	works := &placementv1beta1.WorkList{}
 	if err := r.Hub.List(ctx, works, client.InNamespace(r.Namespace)); err != nil {
+		log.FromContext(ctx).Error(err, "listing the Works to apply again after the member's state changed; each is applied again on its next change", "namespace", r.Namespace)
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(works.Items))
