@@ -187,7 +187,7 @@ func (f *fleet) join(ctx context.Context, res *results) error {
 func (f *fleet) placements(ctx context.Context, res *results, load string) error {
 	hub := &localfleet.Hub{Admin: f.admin}
 	if f.shards == nil {
-		path, err := hub.CreateTeamWorkspace(ctx, "scale-"+framework.RandomSuffix())
+		path, err := hub.CreateTeamWorkspace(ctx, framework.UniqueName("scale"))
 		if err != nil {
 			return err
 		}
@@ -198,7 +198,7 @@ func (f *fleet) placements(ctx context.Context, res *results, load string) error
 		if i > 0 {
 			home += ":" + workhomes.WorkspaceName(shard)
 		}
-		path, err := hub.CreateTeamWorkspaceOn(ctx, "scale-"+framework.RandomSuffix(), shard)
+		path, err := hub.CreateTeamWorkspaceOn(ctx, framework.UniqueName("scale"), shard)
 		if err != nil {
 			return err
 		}

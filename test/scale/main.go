@@ -17,25 +17,14 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
-	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/internal/localfleet"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
-var scheme = runtime.NewScheme()
-
-func init() {
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1beta1.AddToScheme, placementv1beta1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			panic(err)
-		}
-	}
-}
+var scheme = framework.NewScheme()
 
 type options struct {
 	members         int

@@ -49,7 +49,7 @@ func (f *realFleet) start(ctx context.Context, dir string, n int) error {
 			return err
 		}
 	}
-	path, err := f.hub.CreateTeamWorkspace(ctx, "bench-"+framework.RandomSuffix())
+	path, err := f.hub.CreateTeamWorkspace(ctx, framework.UniqueName("bench"))
 	if err != nil {
 		return err
 	}

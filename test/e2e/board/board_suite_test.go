@@ -13,11 +13,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
-	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
-	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
@@ -27,8 +23,8 @@ import (
 // and one headless Chromium that the specs drive.
 var (
 	hub      *localfleet.Hub
-	members  []*localfleet.Member
-	scheme   = runtime.NewScheme()
+	members  framework.Members
+	scheme   = framework.NewScheme()
 	dir      string
 	boardURL string
 	// adminLink signs the platform admin in, once.
@@ -46,14 +42,6 @@ const (
 func TestBoard(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "Board suite")
-}
-
-func init() {
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1beta1.AddToScheme, placementv1beta1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			panic(err)
-		}
-	}
 }
 
 var _ = BeforeSuite(func(ctx SpecContext) {

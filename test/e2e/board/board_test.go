@@ -26,34 +26,8 @@ import (
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
-// team is a team workspace and its own identity (never the hub admin).
-type team struct {
-	path string
-	cfg  *rest.Config
-	c    client.Client
-}
-
-func newTeam(ctx context.Context, prefix string) *team {
-	path, err := hub.CreateTeamWorkspace(ctx, prefix+"-"+framework.RandomSuffix())
-	Expect(err).NotTo(HaveOccurred())
-	cfg, err := hub.TeamAdmin(ctx, path, "team-admin")
-	Expect(err).NotTo(HaveOccurred())
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	Expect(err).NotTo(HaveOccurred())
-	return &team{path: path, cfg: cfg, c: c}
-}
-
-func (t *team) create(ctx context.Context, objs ...client.Object) {
-	for _, o := range objs {
-		Expect(t.c.Create(ctx, o)).To(Succeed(), "creating %T %s in %s", o, o.GetName(), t.path)
-	}
-}
-
 func namespaceWithSettings(ns string) []client.Object {
-	return []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"}, Data: map[string]string{"color": "blue"}},
-	}
+	return []client.Object{framework.Namespace(ns), framework.ConfigMap(ns, "settings", map[string]string{"color": "blue"})}
 }
 
 func crp(name, ns string, policy *placementv1beta1.PlacementPolicy) *placementv1beta1.ClusterResourcePlacement {
@@ -135,18 +109,18 @@ func screenshot(tab context.Context, name string) {
 }
 
 var _ = Describe("The fleet board", Ordered, func() {
-	var teamA, teamB *team
+	var teamA, teamB *framework.Team
 	var browserA context.Context
 
 	BeforeAll(func(ctx SpecContext) {
-		teamA, teamB = newTeam(ctx, "board-a"), newTeam(ctx, "board-b")
-		teamA.create(ctx, namespaceWithSettings("web")...)
-		teamA.create(ctx, namespaceWithSettings("broken")...)
-		teamA.create(ctx, canaryThenProd())
+		teamA, teamB = framework.NewTeam(ctx, hub, scheme, "board-a"), framework.NewTeam(ctx, hub, scheme, "board-b")
+		teamA.Create(ctx, namespaceWithSettings("web")...)
+		teamA.Create(ctx, namespaceWithSettings("broken")...)
+		teamA.Create(ctx, canaryThenProd())
 		staged := crp("staged", "web", &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickAllPlacementType})
 		staged.Spec.Strategy.Type = placementv1beta1.ExternalRolloutStrategyType
-		teamA.create(ctx, staged)
-		teamA.create(ctx, &placementv1beta1.ResourceOverride{ObjectMeta: metav1.ObjectMeta{Namespace: "broken", Name: "missing-key"},
+		teamA.Create(ctx, staged)
+		teamA.Create(ctx, &placementv1beta1.ResourceOverride{ObjectMeta: metav1.ObjectMeta{Namespace: "broken", Name: "missing-key"},
 			Spec: placementv1beta1.ResourceOverrideSpec{
 				ResourceSelectors: []placementv1beta1.ResourceSelector{{Version: "v1", Kind: "ConfigMap", Name: "settings"}},
 				Policy: &placementv1beta1.OverridePolicy{OverrideRules: []placementv1beta1.OverrideRule{{
@@ -155,27 +129,27 @@ var _ = Describe("The fleet board", Ordered, func() {
 						Path: "/data/missing", Value: apiextensionsv1.JSON{Raw: []byte(`"x"`)}}},
 				}}},
 			}})
-		teamA.create(ctx, crp("broken", "broken", &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickFixedPlacementType, ClusterNames: []string{"member-1"}}))
-		teamA.create(ctx, namespaceWithSettings("prod-only")...)
-		teamA.create(ctx, crp("prod-only", "prod-only", &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickAllPlacementType,
+		teamA.Create(ctx, crp("broken", "broken", &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickFixedPlacementType, ClusterNames: []string{"member-1"}}))
+		teamA.Create(ctx, namespaceWithSettings("prod-only")...)
+		teamA.Create(ctx, crp("prod-only", "prod-only", &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickAllPlacementType,
 			Affinity: &placementv1beta1.Affinity{ClusterAffinity: &placementv1beta1.ClusterAffinity{
 				RequiredDuringSchedulingIgnoredDuringExecution: &placementv1beta1.ClusterSelector{ClusterSelectorTerms: []placementv1beta1.ClusterSelectorTerm{
 					{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}}}}}}}))
 		// A run plans with the clusters scheduled when it starts.
 		Eventually(func(g Gomega) {
 			p := &placementv1beta1.ClusterResourcePlacement{}
-			g.Expect(teamA.c.Get(ctx, client.ObjectKey{Name: "staged"}, p)).To(Succeed())
+			g.Expect(teamA.Client.Get(ctx, client.ObjectKey{Name: "staged"}, p)).To(Succeed())
 			g.Expect(meta.IsStatusConditionTrue(p.Status.Conditions, "ClusterResourcePlacementScheduled")).To(BeTrue())
 			g.Expect(p.Status.PerClusterPlacementStatuses).To(HaveLen(3))
 		}).Should(Succeed())
-		teamA.create(ctx, &placementv1beta1.ClusterStagedUpdateRun{ObjectMeta: metav1.ObjectMeta{Name: "run-1"},
+		teamA.Create(ctx, &placementv1beta1.ClusterStagedUpdateRun{ObjectMeta: metav1.ObjectMeta{Name: "run-1"},
 			Spec: placementv1beta1.UpdateRunSpec{PlacementName: "staged", StagedUpdateStrategyName: "canary-then-prod", ResourceSnapshotIndex: "0", State: placementv1beta1.UpdateRunStateRun}})
 		browserA = tab()
 	})
 
 	It("signs a team in with its token and shows its placements only", func() {
-		signIn(browserA, teamA.path, teamA.cfg.BearerToken)
-		show(browserA, teamA.path, "placements")
+		signIn(browserA, teamA.Path, teamA.Config.BearerToken)
+		show(browserA, teamA.Path, "placements")
 		Eventually(func(g Gomega) {
 			g.Expect(placementsShown(g, browserA)).To(ConsistOf("staged", "broken", "prod-only"), pageText(g, browserA))
 		}).Should(Succeed())
@@ -193,7 +167,7 @@ var _ = Describe("The fleet board", Ordered, func() {
 	})
 
 	It("shows a staged rollout advance and lets the team approve its stage", func() {
-		show(browserA, teamA.path, "placement/_/staged")
+		show(browserA, teamA.Path, "placement/_/staged")
 		approve := `[data-approval="run-1-after-canary"]`
 		Eventually(func(g Gomega) {
 			g.Expect(eval[bool](g, browserA, `!!document.querySelector('`+approve+`')`)).To(BeTrue(), pageText(g, browserA))
@@ -208,7 +182,7 @@ var _ = Describe("The fleet board", Ordered, func() {
 		}).Should(Succeed())
 		Expect(eval[string](Default, browserA, `window.boardPageLoad`)).To(Equal("signed-in"))
 		req := &placementv1beta1.ClusterApprovalRequest{}
-		Expect(teamA.c.Get(context.Background(), client.ObjectKey{Name: "run-1-after-canary"}, req)).To(Succeed())
+		Expect(teamA.Client.Get(context.Background(), client.ObjectKey{Name: "run-1-after-canary"}, req)).To(Succeed())
 		approved := meta.FindStatusCondition(req.Status.Conditions, placementv1beta1.ApprovalRequestConditionApproved)
 		Expect(approved).NotTo(BeNil())
 		Expect(approved.Message).To(ContainSubstring("approved on the fleet board by"))
@@ -217,7 +191,7 @@ var _ = Describe("The fleet board", Ordered, func() {
 	})
 
 	It("shows why an override failed", func() {
-		show(browserA, teamA.path, "placement/_/broken")
+		show(browserA, teamA.Path, "placement/_/broken")
 		Eventually(func(g Gomega) {
 			g.Expect(pageText(g, browserA)).To(And(ContainSubstring("OverriddenFailed"), ContainSubstring("replace /data/missing")))
 		}).Should(Succeed())
@@ -225,14 +199,14 @@ var _ = Describe("The fleet board", Ordered, func() {
 		screenshot(browserA, "override-failed")
 
 		By("a placement's page says why the scheduler turned a cluster down")
-		show(browserA, teamA.path, "placement/_/prod-only")
+		show(browserA, teamA.Path, "placement/_/prod-only")
 		Eventually(func(g Gomega) {
 			row := eval[string](g, browserA, `document.querySelector('[data-cluster-row="member-1"]')?.innerText ?? ''`)
 			g.Expect(row).To(And(ContainSubstring("not picked"), ContainSubstring("affinity")), pageText(g, browserA))
 			g.Expect(eval[string](g, browserA, `document.querySelector('[data-cluster-row="member-2"]')?.innerText ?? ''`)).To(ContainSubstring("available"))
 		}).Should(Succeed())
 		screenshot(browserA, "decisions")
-		show(browserA, teamA.path, "events")
+		show(browserA, teamA.Path, "events")
 		Eventually(func(g Gomega) {
 			g.Expect(eval[int](g, browserA, `document.querySelectorAll('table.events tbody tr').length`)).To(BeNumerically(">", 0))
 		}).Should(Succeed())
@@ -240,16 +214,16 @@ var _ = Describe("The fleet board", Ordered, func() {
 	})
 
 	It("shows drifted and diffed clusters in the grid", func(ctx SpecContext) {
-		teamA.create(ctx, namespaceWithSettings("drift")...)
-		teamA.create(ctx, namespaceWithSettings("diff")...)
+		teamA.Create(ctx, namespaceWithSettings("drift")...)
+		teamA.Create(ctx, namespaceWithSettings("diff")...)
 		drifty := crp("drifty", "drift", &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickFixedPlacementType, ClusterNames: []string{"member-2"}})
 		drifty.Spec.Strategy.ApplyStrategy = &placementv1beta1.ApplyStrategy{WhenToApply: placementv1beta1.WhenToApplyTypeIfNotDrifted}
 		diffy := crp("diffy", "diff", &placementv1beta1.PlacementPolicy{PlacementType: placementv1beta1.PickFixedPlacementType, ClusterNames: []string{"member-3"}})
 		diffy.Spec.Strategy.ApplyStrategy = &placementv1beta1.ApplyStrategy{Type: placementv1beta1.ApplyStrategyTypeReportDiff}
-		teamA.create(ctx, drifty, diffy)
+		teamA.Create(ctx, drifty, diffy)
 
 		By("someone edits the placed ConfigMap on member-2")
-		m, err := framework.MemberNamed(members, "member-2").Client(scheme)
+		m, err := members.Named("member-2").Client(scheme)
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() error {
 			cm := &corev1.ConfigMap{}
@@ -260,7 +234,7 @@ var _ = Describe("The fleet board", Ordered, func() {
 			return m.Update(ctx, cm)
 		}).Should(Succeed())
 
-		show(browserA, teamA.path, "placements")
+		show(browserA, teamA.Path, "placements")
 		Eventually(func(g Gomega) {
 			g.Expect(eval[string](g, browserA, `document.querySelector('[data-cell="drifty@member-2"]')?.dataset.state ?? ''`)).To(Equal("drifted"), pageText(g, browserA))
 			g.Expect(eval[string](g, browserA, `document.querySelector('[data-cell="diffy@member-3"]')?.dataset.state ?? ''`)).To(Equal("diffed"), pageText(g, browserA))
@@ -270,23 +244,23 @@ var _ = Describe("The fleet board", Ordered, func() {
 
 	It("shows another team none of the first team's objects", func() {
 		browserB := tab()
-		signIn(browserB, teamB.path, teamB.cfg.BearerToken)
-		show(browserB, teamB.path, "placements")
+		signIn(browserB, teamB.Path, teamB.Config.BearerToken)
+		show(browserB, teamB.Path, "placements")
 		Eventually(func(g Gomega) {
-			g.Expect(pageText(g, browserB)).To(ContainSubstring("No placements in " + teamB.path))
+			g.Expect(pageText(g, browserB)).To(ContainSubstring("No placements in " + teamB.Path))
 		}).Should(Succeed())
 		Expect(placementsShown(Default, browserB)).To(BeEmpty())
 
 		By("team B asks for team A's workspace, on the page and on the API")
-		show(browserB, teamA.path, "placements")
+		show(browserB, teamA.Path, "placements")
 		Eventually(func(g Gomega) {
-			g.Expect(pageText(g, browserB)).To(ContainSubstring(teamA.path))
+			g.Expect(pageText(g, browserB)).To(ContainSubstring(teamA.Path))
 			g.Expect(pageText(g, browserB)).NotTo(ContainSubstring("Loading"))
 		}).Should(Succeed())
 		Consistently(func(g Gomega) {
 			g.Expect(placementsShown(g, browserB)).To(BeEmpty())
 		}, "3s").Should(Succeed())
-		status, err := chromedp.Run(browserB, chromedp.Evaluate[int](`fetch('/api/view?view=placement&workspace=`+teamA.path+`&name=staged').then(r => r.status)`, chromedp.EvalAwaitPromise))
+		status, err := chromedp.Run(browserB, chromedp.Evaluate[int](`fetch('/api/view?view=placement&workspace=`+teamA.Path+`&name=staged').then(r => r.status)`, chromedp.EvalAwaitPromise))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(status).To(Equal(403))
 	})
@@ -298,7 +272,7 @@ var _ = Describe("The fleet board", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		c := &http.Client{Jar: jar, Transport: &http.Transport{TLSClientConfig: tlsConfig}, Timeout: 30 * time.Second}
 		signIn := func(token string, header bool) *http.Response {
-			body, _ := json.Marshal(map[string]string{"token": token, "workspace": teamA.path})
+			body, _ := json.Marshal(map[string]string{"token": token, "workspace": teamA.Path})
 			req, err := http.NewRequest(http.MethodPost, hubBoardURL+"/api/signin", bytes.NewReader(body))
 			Expect(err).NotTo(HaveOccurred())
 			if header {
@@ -309,11 +283,11 @@ var _ = Describe("The fleet board", Ordered, func() {
 			DeferCleanup(res.Body.Close)
 			return res
 		}
-		Expect(signIn(teamA.cfg.BearerToken, false).StatusCode).To(Equal(http.StatusForbidden), "a sign-in without the board's header")
+		Expect(signIn(teamA.Config.BearerToken, false).StatusCode).To(Equal(http.StatusForbidden), "a sign-in without the board's header")
 		Expect(signIn("not-a-token", true).StatusCode).To(Equal(http.StatusUnauthorized), "a token the hub does not accept")
-		Expect(signIn(teamB.cfg.BearerToken, true).StatusCode).To(Equal(http.StatusUnauthorized), "team B's token in team A's workspace")
+		Expect(signIn(teamB.Config.BearerToken, true).StatusCode).To(Equal(http.StatusUnauthorized), "team B's token in team A's workspace")
 
-		res := signIn(teamA.cfg.BearerToken, true)
+		res := signIn(teamA.Config.BearerToken, true)
 		Expect(res.StatusCode).To(Equal(http.StatusOK))
 		cookies := res.Cookies()
 		Expect(cookies).To(HaveLen(1))
@@ -322,7 +296,7 @@ var _ = Describe("The fleet board", Ordered, func() {
 		Expect(json.NewDecoder(res.Body).Decode(&session)).To(Succeed())
 		Expect(session.User).To(Equal("system:serviceaccount:default:team-admin"))
 
-		res, err = c.Get(hubBoardURL + "/api/view?view=placements&workspace=" + teamA.path)
+		res, err = c.Get(hubBoardURL + "/api/view?view=placements&workspace=" + teamA.Path)
 		Expect(err).NotTo(HaveOccurred())
 		defer res.Body.Close()
 		Expect(res.StatusCode).To(Equal(http.StatusOK))
@@ -357,15 +331,15 @@ var _ = Describe("The fleet board", Ordered, func() {
 			g.Expect(eval[string](g, admin, `document.querySelector('[data-cluster="member-3"]').innerText`)).To(ContainSubstring("cordoned"))
 		}).Should(Succeed())
 		screenshot(admin, "clusters")
-		Expect(eval[[]string](Default, admin, `[...document.querySelectorAll('header select option')].map(o => o.value)`)).To(ContainElement(teamA.path))
+		Expect(eval[[]string](Default, admin, `[...document.querySelectorAll('header select option')].map(o => o.value)`)).To(ContainElement(teamA.Path))
 
 		By("the admin switches to team A's workspace")
-		do(admin, chromedp.SetValue(chromedp.CSS(`header select`), teamA.path),
+		do(admin, chromedp.SetValue(chromedp.CSS(`header select`), teamA.Path),
 			chromedp.Evaluate[chromedp.Void](`document.querySelector('header select').dispatchEvent(new Event('change', {bubbles: true}))`))
 		Eventually(func(g Gomega) {
-			g.Expect(eval[string](g, admin, `decodeURIComponent(location.hash)`)).To(Equal("#/" + teamA.path + "/clusters"))
+			g.Expect(eval[string](g, admin, `decodeURIComponent(location.hash)`)).To(Equal("#/" + teamA.Path + "/clusters"))
 		}).Should(Succeed())
-		show(admin, teamA.path, "placements")
+		show(admin, teamA.Path, "placements")
 		Eventually(func(g Gomega) {
 			g.Expect(placementsShown(g, admin)).To(ContainElements("staged", "broken", "prod-only", "drifty", "diffy"), pageText(g, admin))
 		}).Should(Succeed())

@@ -12,6 +12,10 @@ import (
 // RandomSuffix is a short lowercase suffix for per-spec names.
 func RandomSuffix() string { return rand.String(6) }
 
+// UniqueName is prefix-<RandomSuffix>: a workspace or object name that no
+// other spec uses.
+func UniqueName(prefix string) string { return prefix + "-" + RandomSuffix() }
+
 // KeepArtifacts is set by FLEET_E2E_KEEP=1: suites then keep their state
 // directories (hub and syncer logs, member clusters) even when they pass.
 func KeepArtifacts() bool { return os.Getenv("FLEET_E2E_KEEP") == "1" }

@@ -33,7 +33,7 @@ func SuiteDir(prefix string) string {
 // StartFleet starts a hub with the given flags and joins member clusters to
 // it, all stopped when the suite ends, and waits until every member is
 // Joined and healthy. Call it from BeforeSuite.
-func StartFleet(ctx context.Context, prefix string, hubArgs []string, specs []localfleet.MemberSpec) (*localfleet.Hub, []*localfleet.Member) {
+func StartFleet(ctx context.Context, prefix string, hubArgs []string, specs []localfleet.MemberSpec) (*localfleet.Hub, Members) {
 	dir := SuiteDir(prefix)
 	hub, err := localfleet.StartHub(ctx, localfleet.HubOptions{RootDir: filepath.Join(dir, "hub"), Args: hubArgs})
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
@@ -43,7 +43,7 @@ func StartFleet(ctx context.Context, prefix string, hubArgs []string, specs []lo
 
 // StartFleetOnEtcd is StartFleet with the hub's state in an etcd of its
 // own, which a spec can restart under the running hub.
-func StartFleetOnEtcd(ctx context.Context, prefix string, hubArgs []string, specs []localfleet.MemberSpec) (*localfleet.Hub, []*localfleet.Member, *localfleet.Etcd) {
+func StartFleetOnEtcd(ctx context.Context, prefix string, hubArgs []string, specs []localfleet.MemberSpec) (*localfleet.Hub, Members, *localfleet.Etcd) {
 	dir := SuiteDir(prefix)
 	etcd, err := localfleet.StartEtcd(ctx, filepath.Join(dir, "etcd"))
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
@@ -57,7 +57,7 @@ func StartFleetOnEtcd(ctx context.Context, prefix string, hubArgs []string, spec
 // StartShardedFleet is StartFleet on a hub of the given number of shards
 // behind a front-proxy (see localfleet.ShardedHub), each shard on its embedded etcd;
 // the members join through the front-proxy.
-func StartShardedFleet(ctx context.Context, prefix string, shards int, hubArgs []string, specs []localfleet.MemberSpec) (*localfleet.Hub, []*localfleet.Member) {
+func StartShardedFleet(ctx context.Context, prefix string, shards int, hubArgs []string, specs []localfleet.MemberSpec) (*localfleet.Hub, Members) {
 	dir := SuiteDir(prefix)
 	sharded, err := localfleet.StartShardedHub(ctx, localfleet.ShardedHubOptions{Dir: dir, Shards: shards, Args: hubArgs})
 	DeferCleanup(func() {
@@ -70,7 +70,7 @@ func StartShardedFleet(ctx context.Context, prefix string, shards int, hubArgs [
 	return hub, startMembers(ctx, dir, hub, specs)
 }
 
-func startMembers(ctx context.Context, dir string, hub *localfleet.Hub, specs []localfleet.MemberSpec) []*localfleet.Member {
+func startMembers(ctx context.Context, dir string, hub *localfleet.Hub, specs []localfleet.MemberSpec) Members {
 	members, err := hub.StartMembers(ctx, dir, specs)
 	DeferCleanup(func() {
 		for _, m := range members {
@@ -83,16 +83,4 @@ func startMembers(ctx context.Context, dir string, hub *localfleet.Hub, specs []
 	}
 	GinkgoWriter.Printf("state of this run: %s\n", dir)
 	return members
-}
-
-// MemberNamed finds a member of the fleet by name, failing the spec if there
-// is none.
-func MemberNamed(members []*localfleet.Member, name string) *localfleet.Member {
-	for _, m := range members {
-		if m.Name == name {
-			return m
-		}
-	}
-	Fail("no member " + name)
-	return nil
 }

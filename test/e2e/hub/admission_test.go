@@ -6,9 +6,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -408,13 +406,13 @@ var _ = Describe("Admission", Ordered, func() {
 	}
 
 	BeforeAll(func(ctx SpecContext) {
-		path, err := hub.CreateTeamWorkspace(ctx, uniqueName("admission"))
+		path, err := hub.CreateTeamWorkspace(ctx, framework.UniqueName("admission"))
 		Expect(err).NotTo(HaveOccurred())
 		team, err = hub.Client(path, nil)
 		Expect(err).NotTo(HaveOccurred())
 		teamControllers, err = hub.ControllerClient(path, nil)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(team.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "app"}})).To(Succeed())
+		Expect(team.Create(ctx, framework.Namespace("app"))).To(Succeed())
 		fleet, err = hub.Client("root:fleet", nil)
 		Expect(err).NotTo(HaveOccurred())
 		fleetControllers, err = hub.ControllerClient("root:fleet", nil)
@@ -509,7 +507,7 @@ func expectRejected(err error, want []string) {
 }
 
 func ensureNamespace(ctx SpecContext, c client.Client, name string) {
-	err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	err := c.Create(ctx, framework.Namespace(name))
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		Expect(err).NotTo(HaveOccurred())
 	}

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 // kcp's garbage collector works from the hub's metadata informers, which
@@ -20,7 +22,7 @@ import (
 // team's own objects (the owners' labels and annotations are dropped).
 var _ = Describe("Garbage collection in a team workspace", func() {
 	It("deletes a team's dependents with their owner in the background and in the foreground, and orphans them on request", func(ctx SpecContext) {
-		path, err := hub.CreateTeamWorkspace(ctx, uniqueName("gc"))
+		path, err := hub.CreateTeamWorkspace(ctx, framework.UniqueName("gc"))
 		Expect(err).NotTo(HaveOccurred())
 		team, err := hub.TeamAdmin(ctx, path, "team-gc")
 		Expect(err).NotTo(HaveOccurred())
@@ -46,7 +48,7 @@ var _ = Describe("Garbage collection in a team workspace", func() {
 		}
 
 		By("orphaning, a dependent outlives its owner and loses the reference")
-		owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "owner-orphan"}}
+		owner := framework.ConfigMap("default", "owner-orphan", nil)
 		Expect(c.Create(ctx, owner)).To(Succeed())
 		dependent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "dependent-orphan",
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}}}}

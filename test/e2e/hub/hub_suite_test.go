@@ -26,8 +26,3 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(hub.Stop()).To(Succeed()) })
 }, NodeTimeout(5*60e9))
-
-// uniqueName returns a workspace or object name that no other spec uses.
-func uniqueName(prefix string) string {
-	return prefix + "-" + framework.RandomSuffix()
-}

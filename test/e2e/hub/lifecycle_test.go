@@ -11,7 +11,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	corev1 "k8s.io/api/core/v1"
 	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -46,11 +45,11 @@ func field(u *unstructured.Unstructured, path ...string) any {
 
 var _ = Describe("Placements in a team workspace", func() {
 	It("accepts ClusterResourcePlacement and ResourcePlacement in v1 and v1beta1 and serves each in both", func(ctx SpecContext) {
-		path, err := hub.CreateTeamWorkspace(ctx, uniqueName("versions"))
+		path, err := hub.CreateTeamWorkspace(ctx, framework.UniqueName("versions"))
 		Expect(err).NotTo(HaveOccurred())
 		c, err := hub.Client(path, nil)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "app"}})).To(Succeed())
+		Expect(c.Create(ctx, framework.Namespace("app"))).To(Succeed())
 
 		Expect(c.Create(ctx, decode(`apiVersion: placement.kubernetes-fleet.io/v1
 kind: ClusterResourcePlacement
@@ -94,11 +93,11 @@ spec:
 
 var _ = Describe("Hub restart", Serial, func() {
 	It("keeps workspaces, bindings and objects", func(ctx SpecContext) {
-		path, err := hub.CreateTeamWorkspace(ctx, uniqueName("restart"))
+		path, err := hub.CreateTeamWorkspace(ctx, framework.UniqueName("restart"))
 		Expect(err).NotTo(HaveOccurred())
 		c, err := hub.Client(path, nil)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "app"}})).To(Succeed())
+		Expect(c.Create(ctx, framework.Namespace("app"))).To(Succeed())
 		Expect(c.Create(ctx, decode(crp("survivor", selectNS)))).To(Succeed())
 		Expect(c.Create(ctx, decode(rp("survivor", `
   resourceSelectors: [{group: apps, version: v1, kind: Deployment, name: web}]`)))).To(Succeed())
@@ -115,7 +114,7 @@ var _ = Describe("Hub restart", Serial, func() {
 		getAs(ctx, c, rpV1, "app", "survivor")
 
 		By("creating a new team workspace after the restart")
-		_, err = hub.CreateTeamWorkspace(ctx, uniqueName("after-restart"))
+		_, err = hub.CreateTeamWorkspace(ctx, framework.UniqueName("after-restart"))
 		Expect(err).NotTo(HaveOccurred())
 	})
 })
@@ -134,7 +133,7 @@ var _ = Describe("A hub killed during its first bootstrap", Serial, func() {
 		crashed.Kill()
 
 		Expect(crashed.Start(ctx)).To(Succeed())
-		path, err := crashed.CreateTeamWorkspace(ctx, uniqueName("after-crash"))
+		path, err := crashed.CreateTeamWorkspace(ctx, framework.UniqueName("after-crash"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(crashed.WaitBindingsBound(ctx, path, "placement.kubernetes-fleet.io", "kubernetes")).To(Succeed())
 	})
@@ -157,7 +156,7 @@ var _ = Describe("Hub on an external etcd", Serial, func() {
 		Expect(err).NotTo(HaveOccurred())
 		c, err := h.Client(path, nil)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "app"}})).To(Succeed())
+		Expect(c.Create(ctx, framework.Namespace("app"))).To(Succeed())
 		Expect(c.Create(ctx, decode(crp("on-etcd", selectNS)))).To(Succeed())
 
 		Expect(storedValue(ctx, etcd, "on-etcd")).To(HavePrefix("fleet:zstd:"), "objects are stored compressed")

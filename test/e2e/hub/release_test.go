@@ -15,12 +15,6 @@ import (
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
-func hubUsage(g Gomega) localfleet.Usage {
-	u, err := hub.Usage()
-	g.Expect(err).NotTo(HaveOccurred())
-	return u
-}
-
 func hubGoroutines(g Gomega) localfleet.Goroutines {
 	gs, _, err := hub.Goroutines()
 	g.Expect(err).NotTo(HaveOccurred())
@@ -39,13 +33,13 @@ var _ = Describe("Team workspaces that come and go", Serial, func() {
 			time.Sleep(5 * time.Second)
 			g.Expect(hubGoroutines(g).Total).To(BeNumerically("~", before.Total, 20))
 		}).WithTimeout(2 * time.Minute).Should(Succeed())
-		usage := hubUsage(Default)
+		usage := framework.HubUsage(Default, hub)
 		GinkgoWriter.Printf("before: %s; %s\n", before, usage)
 
 		var first localfleet.Usage
 		for round := 1; round <= rounds; round++ {
 			By(fmt.Sprintf("round %d of %d", round, rounds))
-			churnWorkspaces(ctx, fmt.Sprintf("%s-%d", uniqueName("churn"), round), n, before, usage)
+			churnWorkspaces(ctx, fmt.Sprintf("%s-%d", framework.UniqueName("churn"), round), n, before, usage)
 			if settle == 0 {
 				continue
 			}
@@ -106,7 +100,7 @@ func churnWorkspaces(ctx SpecContext, prefix string, n int, before localfleet.Go
 		g.Expect(engaged.Engaged).To(Equal(before.Engaged+n), "%s", engaged)
 	}).WithTimeout(2 * time.Minute).Should(Succeed())
 	Expect(engaged.Handlers-before.Handlers).To(BeNumerically("<=", 3*n), "event handlers are dispatched by workspace: before %s, with the workspaces %s", before, engaged)
-	GinkgoWriter.Printf("with %d more workspaces: %s; %s\n", n, engaged, hubUsage(Default))
+	GinkgoWriter.Printf("with %d more workspaces: %s; %s\n", n, engaged, framework.HubUsage(Default, hub))
 
 	By("deleting them")
 	framework.InParallel(names, 10, func(name string) {
@@ -159,7 +153,7 @@ func expectMemoryBack(n int, usage localfleet.Usage) localfleet.Usage {
 	// and reuses them (docs/reliability.md).
 	var afterUsage localfleet.Usage
 	Eventually(func(g Gomega) {
-		afterUsage = hubUsage(g)
+		afterUsage = framework.HubUsage(g, hub)
 		g.Expect(afterUsage.Live-usage.Live).To(BeNumerically("<=", float64(n)*(1<<20)/4), "live heap: before %s, now %s", usage, afterUsage)
 	}).WithTimeout(4 * time.Minute).WithPolling(20 * time.Second).Should(Succeed())
 	// Five runs with 200 workspaces (2026-11-27): heap spans 73 to 104 MiB
@@ -172,7 +166,7 @@ func expectMemoryBack(n int, usage localfleet.Usage) localfleet.Usage {
 	// it freed back to the operating system (resident memory 12 to 161 MiB
 	// over the baseline in those five runs).
 	Eventually(func(g Gomega) {
-		afterUsage = hubUsage(g)
+		afterUsage = framework.HubUsage(g, hub)
 		g.Expect(afterUsage.RSS-usage.RSS).To(BeNumerically("<=", float64(n)*(1<<20)), "resident memory: before %s, now %s", usage, afterUsage)
 	}).WithTimeout(5 * time.Minute).WithPolling(20 * time.Second).Should(Succeed())
 	return afterUsage
@@ -195,7 +189,7 @@ func settleFor(ctx SpecContext, d time.Duration) localfleet.Usage {
 		}
 	}
 	var u localfleet.Usage
-	Eventually(func(g Gomega) { u = hubUsage(g) }).WithTimeout(time.Minute).Should(Succeed())
+	Eventually(func(g Gomega) { u = framework.HubUsage(g, hub) }).WithTimeout(time.Minute).Should(Succeed())
 	GinkgoWriter.Printf("settled: %s\n", u)
 	return u
 }

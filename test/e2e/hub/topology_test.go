@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetplane/fleetplane/internal/localfleet"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 var _ = Describe("Workspace topology", func() {
@@ -63,7 +64,7 @@ var _ = Describe("Workspace topology", func() {
 	})
 
 	It("binds a new fleet-team workspace to the placement and workload APIs automatically", func(ctx SpecContext) {
-		path, err := hub.CreateTeamWorkspace(ctx, uniqueName("team"))
+		path, err := hub.CreateTeamWorkspace(ctx, framework.UniqueName("team"))
 		Expect(err).NotTo(HaveOccurred())
 		list, err := hub.KCP(path).ApisV1alpha2().APIBindings().List(ctx, metav1.ListOptions{})
 		Expect(err).NotTo(HaveOccurred())
@@ -77,12 +78,12 @@ var _ = Describe("Workspace topology", func() {
 	})
 
 	It("stores ordinary workloads applied into a team workspace", func(ctx SpecContext) {
-		path, err := hub.CreateTeamWorkspace(ctx, uniqueName("team"))
+		path, err := hub.CreateTeamWorkspace(ctx, framework.UniqueName("team"))
 		Expect(err).NotTo(HaveOccurred())
 		c, err := hub.Client(path, nil)
 		Expect(err).NotTo(HaveOccurred())
 
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "app"}}
+		ns := framework.Namespace("app")
 		Expect(c.Create(ctx, ns)).To(Succeed())
 		labels := map[string]string{"app": "web"}
 		deploy := &appsv1.Deployment{
@@ -120,7 +121,7 @@ var _ = Describe("Workspace topology", func() {
 
 var _ = Describe("kcp's cache server", func() {
 	It("serves the hub's shards alone: neither an anonymous client nor a team can read or write what every shard replicates", func(ctx SpecContext) {
-		path, err := hub.CreateTeamWorkspace(ctx, uniqueName("team"))
+		path, err := hub.CreateTeamWorkspace(ctx, framework.UniqueName("team"))
 		Expect(err).NotTo(HaveOccurred())
 		team, err := hub.TeamAdmin(ctx, path, "team-admin")
 		Expect(err).NotTo(HaveOccurred())

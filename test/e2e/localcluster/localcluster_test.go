@@ -161,7 +161,7 @@ var _ = Describe("Local member clusters", func() {
 // createNamespace creates a namespace of the spec's own and deletes it after.
 func createNamespace(ctx context.Context, cs kubernetes.Interface) string {
 	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
-		ObjectMeta: metav1.ObjectMeta{Name: "e2e-" + framework.RandomSuffix()},
+		ObjectMeta: metav1.ObjectMeta{Name: framework.UniqueName("e2e")},
 	}, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func(ctx SpecContext) {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/fleetplane/fleetplane/internal/localcluster"
 	"github.com/fleetplane/fleetplane/internal/localfleet"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 // serviceAccountDir is where a pod finds its service account credentials,
@@ -53,7 +54,7 @@ func apply(c client.Client, u *unstructured.Unstructured, dryRun bool) error {
 	if dryRun {
 		opts = append(opts, client.DryRunAll)
 	}
-	return c.Patch(ctx(), u.DeepCopy(), client.Apply, opts...)
+	return c.Patch(framework.Ctx(), u.DeepCopy(), client.Apply, opts...)
 }
 
 // runAsPod starts the syncer as the Deployment's container would run: its
@@ -134,23 +135,23 @@ var _ = Describe("A syncer inside its member cluster", Serial, func() {
 		for _, o := range objs[1:] {
 			Expect(apply(m9Client, o, true)).To(Succeed(), "dry run of %s %s", o.GetKind(), o.GetName())
 		}
-		Expect(m9Client.Get(ctx(), client.ObjectKey{Namespace: "fleet-system", Name: "fleet-syncer-hub-kubeconfig"}, &corev1.Secret{})).
+		Expect(m9Client.Get(framework.Ctx(), client.ObjectKey{Namespace: "fleet-system", Name: "fleet-syncer-hub-kubeconfig"}, &corev1.Secret{})).
 			To(MatchError(ContainSubstring("not found")), "a dry run creates nothing")
 		for _, o := range objs[1:] {
 			Expect(apply(m9Client, o, false)).To(Succeed(), "applying %s %s", o.GetKind(), o.GetName())
 		}
 		d := &appsv1.Deployment{}
-		Expect(m9Client.Get(ctx(), client.ObjectKey{Namespace: "fleet-system", Name: "fleet-syncer"}, d)).To(Succeed())
+		Expect(m9Client.Get(framework.Ctx(), client.ObjectKey{Namespace: "fleet-system", Name: "fleet-syncer"}, d)).To(Succeed())
 		Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal("fleetplane/fleet-syncer:e2e"))
 		Expect(d.Spec.Template.Spec.ServiceAccountName).To(Equal("fleet-syncer"))
 
 		By("the syncer runs as the pod would, with the service account's token, and the member joins")
 		kube, err := kubernetes.NewForConfig(m9.Config())
 		Expect(err).NotTo(HaveOccurred())
-		tok, err := kube.CoreV1().ServiceAccounts("fleet-system").CreateToken(ctx(), "fleet-syncer", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+		tok, err := kube.CoreV1().ServiceAccounts("fleet-system").CreateToken(framework.Ctx(), "fleet-syncer", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		secret := &corev1.Secret{}
-		Expect(m9Client.Get(ctx(), client.ObjectKey{Namespace: "fleet-system", Name: "fleet-syncer-hub-kubeconfig"}, secret)).To(Succeed())
+		Expect(m9Client.Get(framework.Ctx(), client.ObjectKey{Namespace: "fleet-system", Name: "fleet-syncer-hub-kubeconfig"}, secret)).To(Succeed())
 		syncer = runAsPod(m9, d, []byte(tok.Status.Token), secret.Data["kubeconfig"], dir)
 		Expect(hub.WaitMemberReady(sctx, "member-9")).To(Succeed())
 
@@ -160,16 +161,16 @@ var _ = Describe("A syncer inside its member cluster", Serial, func() {
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "from-the-hub"},
 			Data:       map[string]string{"via": "in-cluster"},
 		})
-		Expect(fleetClient().Create(ctx(), w)).To(Succeed())
+		Expect(fleetClient().Create(framework.Ctx(), w)).To(Succeed())
 		Eventually(func(g Gomega) {
 			workAvailable(g, w)
 			cm := &corev1.ConfigMap{}
-			g.Expect(m9Client.Get(ctx(), client.ObjectKey{Namespace: "default", Name: "from-the-hub"}, cm)).To(Succeed())
+			g.Expect(m9Client.Get(framework.Ctx(), client.ObjectKey{Namespace: "default", Name: "from-the-hub"}, cm)).To(Succeed())
 			g.Expect(cm.Data).To(HaveKeyWithValue("via", "in-cluster"))
 		}, timeout, interval).Should(Succeed())
-		Expect(fleetClient().Delete(ctx(), w)).To(Succeed())
+		Expect(fleetClient().Delete(framework.Ctx(), w)).To(Succeed())
 		Eventually(func() error {
-			return m9Client.Get(ctx(), client.ObjectKey{Namespace: "default", Name: "from-the-hub"}, &corev1.ConfigMap{})
+			return m9Client.Get(framework.Ctx(), client.ObjectKey{Namespace: "default", Name: "from-the-hub"}, &corev1.ConfigMap{})
 		}, timeout, interval).Should(MatchError(ContainSubstring("not found")))
 	})
 })

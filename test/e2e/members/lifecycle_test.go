@@ -1,7 +1,6 @@
 package members
 
 import (
-	"context"
 	"path/filepath"
 	"time"
 
@@ -18,29 +17,28 @@ import (
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/syncer/agent"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
-
-func ctx() context.Context { return context.Background() }
 
 func workAvailable(g Gomega, w *placementv1beta1.Work) {
 	got := &placementv1beta1.Work{}
-	g.Expect(fleetClient().Get(ctx(), client.ObjectKeyFromObject(w), got)).To(Succeed())
-	g.Expect(condition(got.Status.Conditions, placementv1beta1.WorkConditionTypeAvailable).Status).To(Equal(metav1.ConditionTrue))
+	g.Expect(fleetClient().Get(framework.Ctx(), client.ObjectKeyFromObject(w), got)).To(Succeed())
+	g.Expect(framework.Condition(got.Status.Conditions, placementv1beta1.WorkConditionTypeAvailable).Status).To(Equal(metav1.ConditionTrue))
 }
 
 var _ = Describe("Heartbeats", Serial, func() {
 	It("mark a member unhealthy when its syncer stops, and healthy again when it is back", func() {
-		m := member("member-2")
+		m := members.Named("member-2")
 		Expect(m.StopSyncer()).To(Succeed())
 		Eventually(func(g Gomega) {
-			health := condition(getMember(g, m.Name).Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterHealthy)
+			health := framework.Condition(framework.MemberCluster(g, fleetClient(), m.Name).Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterHealthy)
 			g.Expect(health.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(health.Reason).To(Equal(clusterv1beta1.ReasonMemberAgentHeartbeatLost))
 		}, timeout, interval).Should(Succeed())
 
-		Expect(hub.Join(ctx(), m)).To(Succeed())
+		Expect(hub.Join(framework.Ctx(), m)).To(Succeed())
 		Eventually(func(g Gomega) {
-			health := condition(getMember(g, m.Name).Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterHealthy)
+			health := framework.Condition(framework.MemberCluster(g, fleetClient(), m.Name).Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterHealthy)
 			g.Expect(health.Status).To(Equal(metav1.ConditionTrue))
 		}, timeout, interval).Should(Succeed())
 	})
@@ -48,81 +46,81 @@ var _ = Describe("Heartbeats", Serial, func() {
 
 var _ = Describe("An unreachable hub", Serial, func() {
 	It("leaves applied objects alone, and the syncer resumes without re-applying unchanged ones", func() {
-		m := member("member-1")
-		fc, mc := fleetClient(), memberClient(m)
-		work := newWork(m.Name, "survives-outage", namespace("outage"), configMap("outage", "kept", map[string]string{"k": "v"}))
-		Expect(fc.Create(ctx(), work)).To(Succeed())
+		m := members.Named("member-1")
+		fc, mc := fleetClient(), framework.MemberClient(m, scheme)
+		work := newWork(m.Name, "survives-outage", framework.Namespace("outage"), framework.ConfigMap("outage", "kept", map[string]string{"k": "v"}))
+		Expect(fc.Create(framework.Ctx(), work)).To(Succeed())
 		Eventually(func(g Gomega) { workAvailable(g, work) }, timeout, interval).Should(Succeed())
 		before := &corev1.ConfigMap{}
-		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: "outage", Name: "kept"}, before)).To(Succeed())
+		Expect(mc.Get(framework.Ctx(), client.ObjectKey{Namespace: "outage", Name: "kept"}, before)).To(Succeed())
 
 		By("stopping the hub")
 		Expect(hub.Stop()).To(Succeed())
 		Consistently(func(g Gomega) {
 			cm := &corev1.ConfigMap{}
-			g.Expect(mc.Get(ctx(), client.ObjectKey{Namespace: "outage", Name: "kept"}, cm)).To(Succeed())
+			g.Expect(mc.Get(framework.Ctx(), client.ObjectKey{Namespace: "outage", Name: "kept"}, cm)).To(Succeed())
 			g.Expect(cm.ResourceVersion).To(Equal(before.ResourceVersion))
 		}, 10*time.Second, time.Second).Should(Succeed())
 
 		By("starting the hub again")
-		Expect(hub.Start(ctx())).To(Succeed())
+		Expect(hub.Start(framework.Ctx())).To(Succeed())
 		// A heartbeat after the restart shows the syncer is back.
 		restarted := time.Now()
 		Eventually(func(g Gomega) {
-			mcStatus := getMember(g, m.Name).Status
+			mcStatus := framework.MemberCluster(g, fleetClient(), m.Name).Status
 			g.Expect(mcStatus.AgentStatus).NotTo(BeEmpty())
 			g.Expect(mcStatus.AgentStatus[0].LastReceivedHeartbeat.Time).To(BeTemporally(">", restarted))
 		}, timeout, interval).Should(Succeed())
 		Eventually(func(g Gomega) { workAvailable(g, work) }, timeout, interval).Should(Succeed())
 		after := &corev1.ConfigMap{}
-		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: "outage", Name: "kept"}, after)).To(Succeed())
+		Expect(mc.Get(framework.Ctx(), client.ObjectKey{Namespace: "outage", Name: "kept"}, after)).To(Succeed())
 		Expect(after.ResourceVersion).To(Equal(before.ResourceVersion), "an unchanged object must not be written again")
 	})
 })
 
 var _ = Describe("Leaving and joining again", Serial, Ordered, func() {
 	It("leaves: the hub removes the member's namespace, the member keeps what was placed", func() {
-		member3 := member("member-3")
-		fc, mc := fleetClient(), memberClient(member3)
-		work := newWork(member3.Name, "before-leaving", namespace("left-behind"), configMap("left-behind", "kept", nil))
-		Expect(fc.Create(ctx(), work)).To(Succeed())
+		member3 := members.Named("member-3")
+		fc, mc := fleetClient(), framework.MemberClient(member3, scheme)
+		work := newWork(member3.Name, "before-leaving", framework.Namespace("left-behind"), framework.ConfigMap("left-behind", "kept", nil))
+		Expect(fc.Create(framework.Ctx(), work)).To(Succeed())
 		Eventually(func(g Gomega) { workAvailable(g, work) }, timeout, interval).Should(Succeed())
 
-		Expect(hub.Unjoin(ctx(), member3)).To(Succeed())
-		Expect(apierrors.IsNotFound(fc.Get(ctx(), client.ObjectKey{Name: member3.Name}, &clusterv1beta1.MemberCluster{}))).To(BeTrue())
+		Expect(hub.Unjoin(framework.Ctx(), member3)).To(Succeed())
+		Expect(apierrors.IsNotFound(fc.Get(framework.Ctx(), client.ObjectKey{Name: member3.Name}, &clusterv1beta1.MemberCluster{}))).To(BeTrue())
 		Eventually(func() bool {
-			return apierrors.IsNotFound(fc.Get(ctx(), client.ObjectKey{Name: "fleet-member-" + member3.Name}, &corev1.Namespace{}))
+			return apierrors.IsNotFound(fc.Get(framework.Ctx(), client.ObjectKey{Name: "fleet-member-" + member3.Name}, &corev1.Namespace{}))
 		}, timeout, interval).Should(BeTrue())
 		Consistently(func() error {
-			return mc.Get(ctx(), client.ObjectKey{Namespace: "left-behind", Name: "kept"}, &corev1.ConfigMap{})
+			return mc.Get(framework.Ctx(), client.ObjectKey{Namespace: "left-behind", Name: "kept"}, &corev1.ConfigMap{})
 		}, 5*time.Second, time.Second).Should(Succeed())
 	})
 
 	It("joins again and takes the same Work back without losing anything", func() {
-		member3 := member("member-3")
-		fc, mc := fleetClient(), memberClient(member3)
-		Expect(hub.Join(ctx(), member3)).To(Succeed())
+		member3 := members.Named("member-3")
+		fc, mc := fleetClient(), framework.MemberClient(member3, scheme)
+		Expect(hub.Join(framework.Ctx(), member3)).To(Succeed())
 		Eventually(func(g Gomega) {
-			joined := condition(getMember(g, member3.Name).Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterJoined)
+			joined := framework.Condition(framework.MemberCluster(g, fleetClient(), member3.Name).Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterJoined)
 			g.Expect(joined.Status).To(Equal(metav1.ConditionTrue))
 		}, timeout, interval).Should(Succeed())
-		again := newWork(member3.Name, "before-leaving", namespace("left-behind"), configMap("left-behind", "kept", nil))
-		Expect(fc.Create(ctx(), again)).To(Succeed())
+		again := newWork(member3.Name, "before-leaving", framework.Namespace("left-behind"), framework.ConfigMap("left-behind", "kept", nil))
+		Expect(fc.Create(framework.Ctx(), again)).To(Succeed())
 		Eventually(func(g Gomega) { workAvailable(g, again) }, timeout, interval).Should(Succeed())
-		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: "left-behind", Name: "kept"}, &corev1.ConfigMap{})).To(Succeed())
+		Expect(mc.Get(framework.Ctx(), client.ObjectKey{Namespace: "left-behind", Name: "kept"}, &corev1.ConfigMap{})).To(Succeed())
 	})
 })
 
 // leaseHolder is who holds the syncer lease on member cluster m.
 func leaseHolder(g Gomega, m *localfleet.Member) string {
 	lease := &coordinationv1.Lease{}
-	g.ExpectWithOffset(1, memberClient(m).Get(ctx(), client.ObjectKey{Namespace: clusterv1beta1.FleetSystemNamespace, Name: agent.LeaseName}, lease)).To(Succeed())
+	g.ExpectWithOffset(1, framework.MemberClient(m, scheme).Get(framework.Ctx(), client.ObjectKey{Namespace: clusterv1beta1.FleetSystemNamespace, Name: agent.LeaseName}, lease)).To(Succeed())
 	return ptr.Deref(lease.Spec.HolderIdentity, "")
 }
 
 var _ = Describe("A second syncer for the same member", Serial, func() {
 	It("waits for the lease instead of applying alongside, and takes over when the first one stops", func() {
-		m := member("member-2")
+		m := members.Named("member-2")
 		var first string
 		Eventually(func(g Gomega) {
 			first = leaseHolder(g, m)
@@ -134,8 +132,8 @@ var _ = Describe("A second syncer for the same member", Serial, func() {
 		DeferCleanup(func() {
 			_ = second.Process.Kill()
 			_ = second.Wait()
-			Expect(hub.Join(ctx(), m)).To(Succeed())
-			Expect(hub.WaitMemberReady(ctx(), m.Name)).To(Succeed())
+			Expect(hub.Join(framework.Ctx(), m)).To(Succeed())
+			Expect(hub.WaitMemberReady(framework.Ctx(), m.Name)).To(Succeed())
 		})
 		Consistently(func(g Gomega) { g.Expect(leaseHolder(g, m)).To(Equal(first)) }, 10*time.Second, time.Second).Should(Succeed())
 
@@ -146,33 +144,33 @@ var _ = Describe("A second syncer for the same member", Serial, func() {
 			g.Expect(holder).NotTo(BeEmpty())
 			g.Expect(holder).NotTo(Equal(first))
 		}, timeout, interval).Should(Succeed())
-		work := newWork(m.Name, "second-syncer", configMap("default", "from-the-second-syncer", nil))
-		Expect(fleetClient().Create(ctx(), work)).To(Succeed())
-		DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(ctx(), work))).To(Succeed()) })
+		work := newWork(m.Name, "second-syncer", framework.ConfigMap("default", "from-the-second-syncer", nil))
+		Expect(fleetClient().Create(framework.Ctx(), work)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(framework.Ctx(), work))).To(Succeed()) })
 		Eventually(func(g Gomega) { workAvailable(g, work) }, timeout, interval).Should(Succeed())
 	})
 })
 
 var _ = Describe("Unjoining a member whose syncer does not confirm", Serial, func() {
 	It("revokes the syncer's hub credential even though leaving times out", func() {
-		m := member("member-3")
+		m := members.Named("member-3")
 		_, syncer := syncerClient(m)
-		Expect(syncer.List(ctx(), &placementv1beta1.WorkList{}, client.InNamespace("fleet-member-"+m.Name))).To(Succeed())
+		Expect(syncer.List(framework.Ctx(), &placementv1beta1.WorkList{}, client.InNamespace("fleet-member-"+m.Name))).To(Succeed())
 
 		Expect(m.StopSyncer()).To(Succeed())
 		DeferCleanup(func() {
 			// The hub lets the member go after its force-delete wait.
 			Eventually(func() bool {
-				return apierrors.IsNotFound(fleetClient().Get(ctx(), client.ObjectKey{Name: m.Name}, &clusterv1beta1.MemberCluster{}))
+				return apierrors.IsNotFound(fleetClient().Get(framework.Ctx(), client.ObjectKey{Name: m.Name}, &clusterv1beta1.MemberCluster{}))
 			}, 3*time.Minute, time.Second).Should(BeTrue())
-			Expect(hub.Join(ctx(), m)).To(Succeed())
-			Expect(hub.WaitMemberReady(ctx(), m.Name)).To(Succeed())
+			Expect(hub.Join(framework.Ctx(), m)).To(Succeed())
+			Expect(hub.WaitMemberReady(framework.Ctx(), m.Name)).To(Succeed())
 		})
-		err := hub.Fleet(ctx(), "unjoin", m.Name, "--state-dir", m.StateDir, "--timeout", "3s")
+		err := hub.Fleet(framework.Ctx(), "unjoin", m.Name, "--state-dir", m.StateDir, "--timeout", "3s")
 		Expect(err).To(MatchError(ContainSubstring("is still leaving")))
 		Expect(err).To(MatchError(ContainSubstring("hub credential is revoked")))
 		Eventually(func() bool {
-			return apierrors.IsUnauthorized(syncer.List(ctx(), &placementv1beta1.WorkList{}, client.InNamespace("fleet-member-"+m.Name)))
+			return apierrors.IsUnauthorized(syncer.List(framework.Ctx(), &placementv1beta1.WorkList{}, client.InNamespace("fleet-member-"+m.Name)))
 		}, timeout, interval).Should(BeTrue(), "the syncer's token no longer works")
 	})
 })

@@ -8,12 +8,10 @@ import (
 	. "github.com/onsi/gomega"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
@@ -22,21 +20,13 @@ import (
 // The suite runs one hub and three real member clusters with their syncers.
 var (
 	hub     *localfleet.Hub
-	members []*localfleet.Member
-	scheme  = runtime.NewScheme()
+	members framework.Members
+	scheme  = framework.NewScheme(apiextensionsv1.AddToScheme)
 )
 
 func TestMembers(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "Member clusters suite")
-}
-
-func init() {
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1beta1.AddToScheme, placementv1beta1.AddToScheme, apiextensionsv1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			panic(err)
-		}
-	}
 }
 
 var _ = BeforeSuite(func(ctx SpecContext) {
@@ -57,14 +47,6 @@ func fleetClient() client.Client {
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	return c
 }
-
-func memberClient(m *localfleet.Member) client.Client {
-	c, err := m.Client(scheme)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	return c
-}
-
-func member(name string) *localfleet.Member { return framework.MemberNamed(members, name) }
 
 // syncerClient acts on the hub with the credential join issued m's syncer.
 func syncerClient(m *localfleet.Member) (*rest.Config, client.Client) {

@@ -8,15 +8,6 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-func namespace(name string) *corev1.Namespace {
-	return &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: name}}
-}
-
-func configMap(ns, name string, data map[string]string) *corev1.ConfigMap {
-	return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}
-}
-
 func deployment(ns, name string, replicas int32, cpu string) *appsv1.Deployment {
 	labels := map[string]string{"app": name}
 	return &appsv1.Deployment{

@@ -50,18 +50,18 @@ func crd(group string) *apiextensionsv1.CustomResourceDefinition {
 // of it reaches the member.
 var _ = Describe("A team's Work that breaks the team rules", func() {
 	It("is refused by the syncer, object by object, and changes nothing on the member", func() {
-		m := member("member-3")
-		fc, mc := fleetClient(), memberClient(m)
+		m := members.Named("member-3")
+		fc, mc := fleetClient(), framework.MemberClient(m, scheme)
 		suffix := framework.RandomSuffix()
 		ns := "team-" + suffix
 		existing := crd("existing-" + suffix + ".example.com")
-		Expect(mc.Create(ctx(), existing)).To(Succeed())
-		DeferCleanup(func() { Expect(client.IgnoreNotFound(mc.Delete(ctx(), existing))).To(Succeed()) })
-		Expect(mc.Get(ctx(), client.ObjectKeyFromObject(existing), existing)).To(Succeed())
+		Expect(mc.Create(framework.Ctx(), existing)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(mc.Delete(framework.Ctx(), existing))).To(Succeed()) })
+		Expect(mc.Get(framework.Ctx(), client.ObjectKeyFromObject(existing), existing)).To(Succeed())
 
-		reserved := namespace("kube-bar-" + suffix)
+		reserved := framework.Namespace("kube-bar-" + suffix)
 		reserved.Labels = map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}
-		own := namespace(ns)
+		own := framework.Namespace(ns)
 		own.Labels = map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}
 		privileged := deployment(ns, "root", 1, "10m")
 		privileged.Spec.Template.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
@@ -81,15 +81,15 @@ var _ = Describe("A team's Work that breaks the team rules", func() {
 		envelopedRole.Namespace = ns // as a ResourceEnvelope entry carries it
 
 		work := teamWork(m.Name, "forged-"+suffix, own, reserved, crd("new-"+suffix+".example.com"), crd("existing-"+suffix+".example.com"), role, envelopedRole,
-			privileged, hostNet, hostPath, critical, external, configMap(ns, "fine", map[string]string{"ok": "yes"}))
+			privileged, hostNet, hostPath, critical, external, framework.ConfigMap(ns, "fine", map[string]string{"ok": "yes"}))
 		work.Spec.Workload.Manifests = append(work.Spec.Workload.Manifests, placementv1beta1.Manifest{RawExtension: caseVariant})
 		// With CRDs allowed, the takeover pattern "*" still adopts no
 		// cluster-scoped object.
 		takeOver := teamWork(m.Name, "forged-takeover-"+suffix, crd("existing-"+suffix+".example.com"))
 		takeOver.Annotations[placementv1beta1.AllowCustomResourceDefinitionsAnnotation] = "true"
 		for _, w := range []*placementv1beta1.Work{work, takeOver} {
-			Expect(fc.Create(ctx(), w)).To(Succeed())
-			DeferCleanup(func() { Expect(client.IgnoreNotFound(fc.Delete(ctx(), w))).To(Succeed()) })
+			Expect(fc.Create(framework.Ctx(), w)).To(Succeed())
+			DeferCleanup(func() { Expect(client.IgnoreNotFound(fc.Delete(framework.Ctx(), w))).To(Succeed()) })
 		}
 
 		want := map[int]string{ // ordinal: reason and part of the message
@@ -107,10 +107,10 @@ var _ = Describe("A team's Work that breaks the team rules", func() {
 		}
 		Eventually(func(g Gomega) {
 			w := &placementv1beta1.Work{}
-			g.Expect(fc.Get(ctx(), client.ObjectKeyFromObject(work), w)).To(Succeed())
+			g.Expect(fc.Get(framework.Ctx(), client.ObjectKeyFromObject(work), w)).To(Succeed())
 			g.Expect(w.Status.ManifestConditions).To(HaveLen(13))
 			for _, mc := range w.Status.ManifestConditions {
-				applied := condition(mc.Conditions, placementv1beta1.WorkConditionTypeApplied)
+				applied := framework.Condition(mc.Conditions, placementv1beta1.WorkConditionTypeApplied)
 				msg, refused := want[mc.Identifier.Ordinal]
 				if !refused {
 					g.Expect(applied.Status).To(Equal(metav1.ConditionTrue), "manifest %d: %+v", mc.Identifier.Ordinal, applied)
@@ -119,26 +119,26 @@ var _ = Describe("A team's Work that breaks the team rules", func() {
 				g.Expect(applied.Status).To(Equal(metav1.ConditionFalse), "manifest %d: %+v", mc.Identifier.Ordinal, applied)
 				g.Expect(applied.Message).To(ContainSubstring(msg), "manifest %d", mc.Identifier.Ordinal)
 			}
-			g.Expect(fc.Get(ctx(), client.ObjectKeyFromObject(takeOver), w)).To(Succeed())
+			g.Expect(fc.Get(framework.Ctx(), client.ObjectKeyFromObject(takeOver), w)).To(Succeed())
 			g.Expect(w.Status.ManifestConditions).To(HaveLen(1))
-			applied := condition(w.Status.ManifestConditions[0].Conditions, placementv1beta1.WorkConditionTypeApplied)
+			applied := framework.Condition(w.Status.ManifestConditions[0].Conditions, placementv1beta1.WorkConditionTypeApplied)
 			g.Expect(applied.Reason).To(Equal(placementv1beta1.ApplyResultNotTakenOver), "%+v", applied)
 		}, timeout, interval).Should(Succeed())
 
 		By("the team's namespace is held to baseline, whatever its labels say")
 		got := &corev1.Namespace{}
-		Expect(mc.Get(ctx(), client.ObjectKey{Name: ns}, got)).To(Succeed())
+		Expect(mc.Get(framework.Ctx(), client.ObjectKey{Name: ns}, got)).To(Succeed())
 		Expect(got.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "baseline"))
 		Expect(got.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce-version", "latest"))
 
 		By("nothing refused exists on the member, and the CRD that was there is untouched")
 		for _, o := range []client.Object{reserved, role, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: envelopedRole.Name}}, crd("new-" + suffix + ".example.com"),
-			privileged, hostNet, hostPath, critical, external, configMap(ns, "variant", nil)} {
-			err := mc.Get(ctx(), client.ObjectKeyFromObject(o), o)
+			privileged, hostNet, hostPath, critical, external, framework.ConfigMap(ns, "variant", nil)} {
+			err := mc.Get(framework.Ctx(), client.ObjectKeyFromObject(o), o)
 			Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%T %s: %v", o, o.GetName(), err)
 		}
 		after := &apiextensionsv1.CustomResourceDefinition{}
-		Expect(mc.Get(ctx(), client.ObjectKeyFromObject(existing), after)).To(Succeed())
+		Expect(mc.Get(framework.Ctx(), client.ObjectKeyFromObject(existing), after)).To(Succeed())
 		Expect(after.UID).To(Equal(existing.UID))
 		Expect(after.Annotations).NotTo(HaveKey(placementv1beta1.OwnerAnnotation))
 		Expect(after.OwnerReferences).To(BeEmpty())

@@ -16,6 +16,7 @@ import (
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/internal/localfleet"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 // gizmoCRD is a kind no other spec places, so that the member API server's
@@ -42,8 +43,8 @@ func gizmo(name string) map[string]any {
 
 var _ = Describe("The syncer's watches on its member", func() {
 	It("watch a kind only while some Work places it", func() {
-		m := member("member-3")
-		fc, mc := fleetClient(), memberClient(m)
+		m := members.Named("member-3")
+		fc, mc := fleetClient(), framework.MemberClient(m, scheme)
 		cfg := m.Cluster.Config()
 		httpClient, err := rest.HTTPClientFor(cfg)
 		Expect(err).NotTo(HaveOccurred())
@@ -63,9 +64,9 @@ var _ = Describe("The syncer's watches on its member", func() {
 		}
 
 		By("placing the kind's CRD, but no object of the kind")
-		work := newWork(m.Name, "gizmo-kinds", gizmoCRD(), configMap("default", "gizmo-settings", nil))
-		Expect(fc.Create(ctx(), work)).To(Succeed())
-		DeferCleanup(func() { Expect(client.IgnoreNotFound(fc.Delete(ctx(), work))).To(Succeed()) })
+		work := newWork(m.Name, "gizmo-kinds", gizmoCRD(), framework.ConfigMap("default", "gizmo-settings", nil))
+		Expect(fc.Create(framework.Ctx(), work)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(fc.Delete(framework.Ctx(), work))).To(Succeed()) })
 		Eventually(func(g Gomega) { workAvailableNow(g, work) }, timeout, interval).Should(Succeed())
 		var others, kinds float64
 		Eventually(func(g Gomega) {
@@ -77,31 +78,31 @@ var _ = Describe("The syncer's watches on its member", func() {
 		}, timeout, interval).Should(Succeed())
 
 		By("placing an object of the kind: the syncer watches it")
-		setManifests(work, gizmoCRD(), configMap("default", "gizmo-settings", nil), gizmo("first"))
+		setManifests(work, gizmoCRD(), framework.ConfigMap("default", "gizmo-settings", nil), gizmo("first"))
 		Eventually(func(g Gomega) { workAvailableNow(g, work) }, timeout, interval).Should(Succeed())
 		Eventually(gizmoWatches, timeout, interval).Should(Equal(others + 1))
 		Expect(syncerKinds()).To(Equal(kinds + 1))
 
 		By("removing the object from the Work: the watch stops")
-		setManifests(work, gizmoCRD(), configMap("default", "gizmo-settings", nil))
+		setManifests(work, gizmoCRD(), framework.ConfigMap("default", "gizmo-settings", nil))
 		Eventually(gizmoWatches, timeout, interval).Should(Equal(others))
 		Expect(syncerKinds()).To(Equal(kinds))
 
 		By("another Work placing the kind, then deleted: the watch stops again")
 		second := newWork(m.Name, "gizmo-object", gizmo("second"))
-		Expect(fc.Create(ctx(), second)).To(Succeed())
+		Expect(fc.Create(framework.Ctx(), second)).To(Succeed())
 		Eventually(gizmoWatches, timeout, interval).Should(Equal(others + 1))
-		Expect(fc.Delete(ctx(), second)).To(Succeed())
+		Expect(fc.Delete(framework.Ctx(), second)).To(Succeed())
 		Eventually(gizmoWatches, timeout, interval).Should(Equal(others))
 		Eventually(syncerKinds, timeout, interval).Should(Equal(kinds))
-		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: "default", Name: "gizmo-settings"}, configMap("", "", nil))).To(Succeed())
+		Expect(mc.Get(framework.Ctx(), client.ObjectKey{Namespace: "default", Name: "gizmo-settings"}, framework.ConfigMap("", "", nil))).To(Succeed())
 	})
 })
 
 var _ = Describe("The syncer's member cache", func() {
 	It("holds the objects placements put on the member, not all the member has of their kinds", func() {
-		m := member("member-3")
-		fc, mc := fleetClient(), memberClient(m)
+		m := members.Named("member-3")
+		fc, mc := fleetClient(), framework.MemberClient(m, scheme)
 		watched := func() float64 {
 			ms, err := localfleet.Scrape(m.MetricsURL())
 			Expect(err).NotTo(HaveOccurred())
@@ -110,22 +111,22 @@ var _ = Describe("The syncer's member cache", func() {
 		}
 
 		By("50 ConfigMaps the member's own admin made")
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "local-settings"}}
-		Expect(mc.Create(ctx(), ns)).To(Succeed())
-		DeferCleanup(func() { Expect(client.IgnoreNotFound(mc.Delete(ctx(), ns))).To(Succeed()) })
+		ns := framework.Namespace("local-settings")
+		Expect(mc.Create(framework.Ctx(), ns)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(mc.Delete(framework.Ctx(), ns))).To(Succeed()) })
 		for i := range 50 {
-			Expect(mc.Create(ctx(), configMap(ns.Name, fmt.Sprintf("local-%d", i), map[string]string{"k": "v"}))).To(Succeed())
+			Expect(mc.Create(framework.Ctx(), framework.ConfigMap(ns.Name, fmt.Sprintf("local-%d", i), map[string]string{"k": "v"}))).To(Succeed())
 		}
 
 		By("a Work placing two ConfigMaps: the syncer holds the ConfigMaps placements manage, and no other")
-		work := newWork(m.Name, "cached-objects", configMap("default", "cached-a", nil), configMap("default", "cached-b", nil))
-		Expect(fc.Create(ctx(), work)).To(Succeed())
-		DeferCleanup(func() { Expect(client.IgnoreNotFound(fc.Delete(ctx(), work))).To(Succeed()) })
+		work := newWork(m.Name, "cached-objects", framework.ConfigMap("default", "cached-a", nil), framework.ConfigMap("default", "cached-b", nil))
+		Expect(fc.Create(framework.Ctx(), work)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(fc.Delete(framework.Ctx(), work))).To(Succeed()) })
 		Eventually(func(g Gomega) { workAvailableNow(g, work) }, timeout, interval).Should(Succeed())
 		Eventually(func(g Gomega) {
 			placed, all := &corev1.ConfigMapList{}, &corev1.ConfigMapList{}
-			g.Expect(mc.List(ctx(), placed, client.MatchingLabels{placementv1beta1.PlacedLabel: "true"})).To(Succeed())
-			g.Expect(mc.List(ctx(), all)).To(Succeed())
+			g.Expect(mc.List(framework.Ctx(), placed, client.MatchingLabels{placementv1beta1.PlacedLabel: "true"})).To(Succeed())
+			g.Expect(mc.List(framework.Ctx(), all)).To(Succeed())
 			g.Expect(len(placed.Items)).To(BeNumerically(">=", 2))
 			g.Expect(watched()).To(BeNumerically("==", len(placed.Items)))
 			g.Expect(len(all.Items)).To(BeNumerically(">=", len(placed.Items)+50))
@@ -133,11 +134,11 @@ var _ = Describe("The syncer's member cache", func() {
 
 		By("the label taken off on the member: the syncer puts it back")
 		cm := &corev1.ConfigMap{}
-		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: "default", Name: "cached-a"}, cm)).To(Succeed())
+		Expect(mc.Get(framework.Ctx(), client.ObjectKey{Namespace: "default", Name: "cached-a"}, cm)).To(Succeed())
 		delete(cm.Labels, placementv1beta1.PlacedLabel)
-		Expect(mc.Update(ctx(), cm)).To(Succeed())
+		Expect(mc.Update(framework.Ctx(), cm)).To(Succeed())
 		Eventually(func(g Gomega) {
-			g.Expect(mc.Get(ctx(), client.ObjectKeyFromObject(cm), cm)).To(Succeed())
+			g.Expect(mc.Get(framework.Ctx(), client.ObjectKeyFromObject(cm), cm)).To(Succeed())
 			g.Expect(cm.Labels).To(HaveKeyWithValue(placementv1beta1.PlacedLabel, "true"))
 		}, timeout, interval).Should(Succeed())
 	})
@@ -147,8 +148,8 @@ var _ = Describe("The syncer's member cache", func() {
 // generation available.
 func workAvailableNow(g Gomega, w *placementv1beta1.Work) {
 	got := &placementv1beta1.Work{}
-	g.Expect(fleetClient().Get(ctx(), client.ObjectKeyFromObject(w), got)).To(Succeed())
-	c := condition(got.Status.Conditions, placementv1beta1.WorkConditionTypeAvailable)
+	g.Expect(fleetClient().Get(framework.Ctx(), client.ObjectKeyFromObject(w), got)).To(Succeed())
+	c := framework.Condition(got.Status.Conditions, placementv1beta1.WorkConditionTypeAvailable)
 	g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "%+v", c)
 	g.Expect(c.ObservedGeneration).To(Equal(got.Generation), "%+v", c)
 }
@@ -157,8 +158,8 @@ func workAvailableNow(g Gomega, w *placementv1beta1.Work) {
 func setManifests(w *placementv1beta1.Work, objs ...any) {
 	manifests := newWork("", "", objs...).Spec.Workload.Manifests
 	Eventually(func(g Gomega) {
-		g.Expect(fleetClient().Get(ctx(), client.ObjectKeyFromObject(w), w)).To(Succeed())
+		g.Expect(fleetClient().Get(framework.Ctx(), client.ObjectKeyFromObject(w), w)).To(Succeed())
 		w.Spec.Workload.Manifests = manifests
-		g.Expect(fleetClient().Update(ctx(), w)).To(Succeed())
+		g.Expect(fleetClient().Update(framework.Ctx(), w)).To(Succeed())
 	}, timeout, interval).Should(Succeed())
 }

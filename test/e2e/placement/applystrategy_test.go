@@ -45,8 +45,8 @@ var _ = Describe("Drift on a member", func() {
 		t.place(crp)
 		settings := &corev1.ConfigMap{}
 		Eventually(func(g Gomega) {
-			g.Expect(condition(t.getCRP(g, "app").Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(memberClient("member-1").Get(ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, settings)).To(Succeed())
+			g.Expect(framework.Condition(t.getCRP(g, "app").Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(memberClient("member-1").Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, settings)).To(Succeed())
 		}).Should(Succeed())
 
 		By("editing the ConfigMap on the member, as kubectl edit would")
@@ -57,13 +57,13 @@ var _ = Describe("Drift on a member", func() {
 			g.Expect(pcs.DriftedPlacements).To(HaveLen(1), "%+v", pcs)
 			d := pcs.DriftedPlacements[0]
 			g.Expect(d.ResourceIdentifier).To(Equal(configMapID(ns, "settings")))
-			g.Expect(d.ObservedDrifts).To(Equal([]placementv1beta1.PatchDetail{{Path: "/data/team", ValueInMember: "edited on the member", ValueInHub: t.path}}))
+			g.Expect(d.ObservedDrifts).To(Equal([]placementv1beta1.PatchDetail{{Path: "/data/team", ValueInMember: "edited on the member", ValueInHub: t.Path}}))
 			g.Expect(d.FirstDriftedObservedTime.IsZero()).To(BeFalse())
 			g.Expect(d.ObservationTime.Before(&d.FirstDriftedObservedTime)).To(BeFalse())
-			applied := condition(pcs.Conditions, string(placementv1beta1.PerClusterAppliedConditionType))
+			applied := framework.Condition(pcs.Conditions, string(placementv1beta1.PerClusterAppliedConditionType))
 			g.Expect(applied.Status).To(Equal(metav1.ConditionFalse), "%+v", applied)
 			cm := &corev1.ConfigMap{}
-			g.Expect(memberClient("member-1").Get(ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, cm)).To(Succeed())
+			g.Expect(memberClient("member-1").Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, cm)).To(Succeed())
 			g.Expect(cm.Data).To(HaveKeyWithValue("team", "edited on the member"), "the drift is left alone")
 		}
 		Eventually(drifted).Should(Succeed())
@@ -75,19 +75,19 @@ var _ = Describe("Drift on a member", func() {
 		})
 		Eventually(func(g Gomega) {
 			crp := t.getCRP(g, "app")
-			g.Expect(condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(framework.Condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(clusterStatus(g, crp, "member-1").DriftedPlacements).To(BeEmpty())
 			cm := &corev1.ConfigMap{}
-			g.Expect(memberClient("member-1").Get(ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, cm)).To(Succeed())
-			g.Expect(cm.Data).To(HaveKeyWithValue("team", t.path), "the drift is reverted")
+			g.Expect(memberClient("member-1").Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, cm)).To(Succeed())
+			g.Expect(cm.Data).To(HaveKeyWithValue("team", t.Path), "the drift is reverted")
 		}).Should(Succeed())
 
 		By("a later edit is reverted at once")
 		update(memberClient("member-1"), settings, func(cm *corev1.ConfigMap) { cm.Data["team"] = "edited again" })
 		Eventually(func(g Gomega) {
 			cm := &corev1.ConfigMap{}
-			g.Expect(memberClient("member-1").Get(ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, cm)).To(Succeed())
-			g.Expect(cm.Data).To(HaveKeyWithValue("team", t.path))
+			g.Expect(memberClient("member-1").Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, cm)).To(Succeed())
+			g.Expect(cm.Data).To(HaveKeyWithValue("team", t.Path))
 		}).Should(Succeed())
 	})
 })
@@ -95,21 +95,21 @@ var _ = Describe("Drift on a member", func() {
 var _ = Describe("ReportDiff", func() {
 	It("writes nothing to a member and reports the exact paths where its objects differ, Secret values hidden", func() {
 		t := newTeam("report")
-		ns := "legacy-" + framework.RandomSuffix()
-		existingNS := namespace(ns)
-		existingCM := configMap(ns, "config", map[string]string{"v": "member", "member-only": "x"})
+		ns := framework.UniqueName("legacy")
+		existingNS := framework.Namespace(ns)
+		existingCM := framework.ConfigMap(ns, "config", map[string]string{"v": "member", "member-only": "x"})
 		existingSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds"}, StringData: map[string]string{"password": "member-secret"}}
 		preexisting("member-3", existingNS, existingCM, existingSecret)
 		uids := uidsOn(Default, "member-3", existingNS, existingCM, existingSecret)
 		grant := &tenancyv1alpha1.ClusterGrant{
-			ObjectMeta: metav1.ObjectMeta{Name: uniqueName("report")},
-			Spec: tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{t.path}, TakeOverNamespaces: []string{"legacy-*"},
+			ObjectMeta: metav1.ObjectMeta{Name: framework.UniqueName("report")},
+			Spec: tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{t.Path}, TakeOverNamespaces: []string{"legacy-*"},
 				ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "canary"}}},
 		}
-		Expect(fleetClient().Create(ctx(), grant)).To(Succeed())
-		DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(ctx(), grant))).To(Succeed()) })
+		Expect(fleetClient().Create(framework.Ctx(), grant)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(framework.Ctx(), grant))).To(Succeed()) })
 
-		t.create(namespace(ns), configMap(ns, "config", map[string]string{"v": "hub"}), configMap(ns, "missing", map[string]string{"a": "b"}),
+		t.Create(framework.Ctx(), framework.Namespace(ns), framework.ConfigMap(ns, "config", map[string]string{"v": "hub"}), framework.ConfigMap(ns, "missing", map[string]string{"a": "b"}),
 			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds"}, StringData: map[string]string{"password": "hub-secret"}})
 		crp := newCRP("report", pickFixed("member-3"), namespaceSelector(ns))
 		crp.Spec.Strategy.ApplyStrategy = &placementv1beta1.ApplyStrategy{Type: placementv1beta1.ApplyStrategyTypeReportDiff}
@@ -118,7 +118,7 @@ var _ = Describe("ReportDiff", func() {
 		Eventually(func(g Gomega) {
 			crp := t.getCRP(g, "report")
 			st := crp.Status
-			reported := condition(st.Conditions, string(placementv1beta1.ClusterResourcePlacementDiffReportedConditionType))
+			reported := framework.Condition(st.Conditions, string(placementv1beta1.ClusterResourcePlacementDiffReportedConditionType))
 			g.Expect(reported.Status).To(Equal(metav1.ConditionTrue), "%+v%s", reported, describeClusters(&st))
 			g.Expect(reported.Reason).To(Equal(placementv1beta1.DiffReportedStatusTrueReason))
 			g.Expect(reported.ObservedGeneration).To(Equal(crp.Generation))
@@ -128,7 +128,7 @@ var _ = Describe("ReportDiff", func() {
 				g.Expect(meta.FindStatusCondition(st.Conditions, string(absent))).To(BeNil(), "ReportDiff applies nothing: no %s", absent)
 			}
 			pcs := clusterStatus(g, crp, "member-3")
-			g.Expect(condition(pcs.Conditions, string(placementv1beta1.PerClusterDiffReportedConditionType)).Reason).To(Equal(placementv1beta1.AllWorkDiffReportedReason))
+			g.Expect(framework.Condition(pcs.Conditions, string(placementv1beta1.PerClusterDiffReportedConditionType)).Reason).To(Equal(placementv1beta1.AllWorkDiffReportedReason))
 			diffs := map[string][]placementv1beta1.PatchDetail{}
 			for _, d := range pcs.DiffedPlacements {
 				diffs[fmt.Sprintf("%s %s", d.Kind, d.Name)] = d.ObservedDiffs
@@ -148,9 +148,9 @@ var _ = Describe("ReportDiff", func() {
 			expectUntouched(g, "member-3", existingCM, uids[fmt.Sprintf("%T %s/%s", existingCM, ns, "config")])
 			expectUntouched(g, "member-3", existingSecret, uids[fmt.Sprintf("%T %s/%s", existingSecret, ns, "creds")])
 			cm := &corev1.ConfigMap{}
-			g.Expect(memberClient("member-3").Get(ctx(), client.ObjectKeyFromObject(existingCM), cm)).To(Succeed())
+			g.Expect(memberClient("member-3").Get(framework.Ctx(), client.ObjectKeyFromObject(existingCM), cm)).To(Succeed())
 			g.Expect(cm.Data).To(Equal(map[string]string{"v": "member", "member-only": "x"}))
-			expectOnlyOn(g, configMap(ns, "missing", nil))
+			expectOnlyOn(g, framework.ConfigMap(ns, "missing", nil))
 		}, "3s", "500ms").Should(Succeed())
 	})
 })
@@ -159,29 +159,29 @@ var _ = Describe("Taking over an object that exists on a member", func() {
 	DescribeTable("follows whenToTakeOver",
 		func(mode placementv1beta1.WhenToTakeOverType, hubValue string, wantReason string) {
 			t := newTeam("takeover")
-			ns := "legacy-" + framework.RandomSuffix()
-			existingCM := configMap(ns, "config", map[string]string{"v": "member"})
-			preexisting("member-3", namespace(ns), existingCM)
+			ns := framework.UniqueName("legacy")
+			existingCM := framework.ConfigMap(ns, "config", map[string]string{"v": "member"})
+			preexisting("member-3", framework.Namespace(ns), existingCM)
 			uid := uidsOn(Default, "member-3", existingCM)[fmt.Sprintf("%T %s/%s", existingCM, ns, "config")]
 			grant := &tenancyv1alpha1.ClusterGrant{
-				ObjectMeta: metav1.ObjectMeta{Name: uniqueName("takeover")},
-				Spec: tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{t.path}, TakeOverNamespaces: []string{"legacy-*"},
+				ObjectMeta: metav1.ObjectMeta{Name: framework.UniqueName("takeover")},
+				Spec: tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{t.Path}, TakeOverNamespaces: []string{"legacy-*"},
 					ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "canary"}}},
 			}
-			Expect(fleetClient().Create(ctx(), grant)).To(Succeed())
-			DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(ctx(), grant))).To(Succeed()) })
+			Expect(fleetClient().Create(framework.Ctx(), grant)).To(Succeed())
+			DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(framework.Ctx(), grant))).To(Succeed()) })
 
-			t.create(namespace(ns), configMap(ns, "config", map[string]string{"v": hubValue}))
+			t.Create(framework.Ctx(), framework.Namespace(ns), framework.ConfigMap(ns, "config", map[string]string{"v": hubValue}))
 			crp := newCRP("takeover", pickFixed("member-3"), namespaceSelector(ns))
 			crp.Spec.Strategy.ApplyStrategy = &placementv1beta1.ApplyStrategy{WhenToTakeOver: mode}
 			t.place(crp)
 			Eventually(func(g Gomega) {
 				crp := t.getCRP(g, "takeover")
 				cm := &corev1.ConfigMap{}
-				g.Expect(memberClient("member-3").Get(ctx(), client.ObjectKeyFromObject(existingCM), cm)).To(Succeed())
+				g.Expect(memberClient("member-3").Get(framework.Ctx(), client.ObjectKeyFromObject(existingCM), cm)).To(Succeed())
 				g.Expect(cm.UID).To(Equal(uid), "the object is never re-created")
 				if wantReason == "" {
-					g.Expect(condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
+					g.Expect(framework.Condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
 					g.Expect(cm.Data).To(Equal(map[string]string{"v": hubValue}), "taken over")
 					return
 				}
@@ -199,25 +199,25 @@ var _ = Describe("Taking over an object that exists on a member", func() {
 var _ = Describe("An object another owner holds on a member", func() {
 	It("is shared only with allowCoOwnership, and keeps its owner", func() {
 		t := newTeam("coowner")
-		ns := "legacy-" + framework.RandomSuffix()
-		owner := configMap(ns, "owner", nil)
-		preexisting("member-3", namespace(ns), owner)
-		Expect(memberClient("member-3").Get(ctx(), client.ObjectKeyFromObject(owner), owner)).To(Succeed())
-		owned := configMap(ns, "config", map[string]string{"v": "member"})
+		ns := framework.UniqueName("legacy")
+		owner := framework.ConfigMap(ns, "owner", nil)
+		preexisting("member-3", framework.Namespace(ns), owner)
+		Expect(memberClient("member-3").Get(framework.Ctx(), client.ObjectKeyFromObject(owner), owner)).To(Succeed())
+		owned := framework.ConfigMap(ns, "config", map[string]string{"v": "member"})
 		owned.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}}
 		preexisting("member-3", owned)
 		grant := &tenancyv1alpha1.ClusterGrant{
-			ObjectMeta: metav1.ObjectMeta{Name: uniqueName("coowner")},
-			Spec: tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{t.path}, TakeOverNamespaces: []string{"legacy-*"},
+			ObjectMeta: metav1.ObjectMeta{Name: framework.UniqueName("coowner")},
+			Spec: tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{t.Path}, TakeOverNamespaces: []string{"legacy-*"},
 				ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "canary"}}},
 		}
-		Expect(fleetClient().Create(ctx(), grant)).To(Succeed())
-		DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(ctx(), grant))).To(Succeed()) })
-		t.create(namespace(ns), configMap(ns, "config", map[string]string{"v": "hub"}))
+		Expect(fleetClient().Create(framework.Ctx(), grant)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(framework.Ctx(), grant))).To(Succeed()) })
+		t.Create(framework.Ctx(), framework.Namespace(ns), framework.ConfigMap(ns, "config", map[string]string{"v": "hub"}))
 		t.place(newCRP("shared", pickFixed("member-3"), namespaceSelector(ns)))
 		onMember := func(g Gomega) *corev1.ConfigMap {
 			cm := &corev1.ConfigMap{}
-			g.ExpectWithOffset(1, memberClient("member-3").Get(ctx(), client.ObjectKeyFromObject(owned), cm)).To(Succeed())
+			g.ExpectWithOffset(1, memberClient("member-3").Get(framework.Ctx(), client.ObjectKeyFromObject(owned), cm)).To(Succeed())
 			return cm
 		}
 		Eventually(func(g Gomega) {
@@ -229,7 +229,7 @@ var _ = Describe("An object another owner holds on a member", func() {
 			crp.Spec.Strategy.ApplyStrategy = &placementv1beta1.ApplyStrategy{AllowCoOwnership: true}
 		})
 		Eventually(func(g Gomega) {
-			g.Expect(condition(t.getCRP(g, "shared").Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(framework.Condition(t.getCRP(g, "shared").Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
 			cm := onMember(g)
 			g.Expect(cm.Data).To(Equal(map[string]string{"v": "hub"}))
 			g.Expect(cm.OwnerReferences).To(ContainElement(HaveField("UID", owner.UID)), "its owner stays")
@@ -247,25 +247,25 @@ var _ = Describe("Server-side apply", func() {
 		t.place(crp)
 		key := client.ObjectKey{Namespace: ns, Name: "settings"}
 		Eventually(func(g Gomega) {
-			g.Expect(memberClient("member-2").Get(ctx(), key, &corev1.ConfigMap{})).To(Succeed())
+			g.Expect(memberClient("member-2").Get(framework.Ctx(), key, &corev1.ConfigMap{})).To(Succeed())
 		}).Should(Succeed())
 
 		By("a member controller adding a label and a key of its own")
 		own := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings", Labels: map[string]string{"member-controller": "yes"}},
 			Data:       map[string]string{"member-key": "kept"}}
-		Expect(memberClient("member-2").Patch(ctx(), own, client.Apply, client.FieldOwner("member-controller"))).To(Succeed())
+		Expect(memberClient("member-2").Patch(framework.Ctx(), own, client.Apply, client.FieldOwner("member-controller"))).To(Succeed())
 
 		By("changing the ConfigMap on the hub")
-		update(t.c, configMap(ns, "settings", nil), func(cm *corev1.ConfigMap) { cm.Data["team"] = "changed on the hub" })
+		update(t.Client, framework.ConfigMap(ns, "settings", nil), func(cm *corev1.ConfigMap) { cm.Data["team"] = "changed on the hub" })
 		Eventually(func(g Gomega) {
 			cm := &corev1.ConfigMap{}
-			g.Expect(memberClient("member-2").Get(ctx(), key, cm)).To(Succeed())
+			g.Expect(memberClient("member-2").Get(framework.Ctx(), key, cm)).To(Succeed())
 			g.Expect(cm.Data).To(Equal(map[string]string{"team": "changed on the hub", "member-key": "kept"}))
 			g.Expect(cm.Labels).To(HaveKeyWithValue("member-controller", "yes"))
 			crp := t.getCRP(g, "app")
 			g.Expect(clusterStatus(g, crp, "member-2").DriftedPlacements).To(BeEmpty())
-			g.Expect(condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(framework.Condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
 		}).Should(Succeed())
 	})
 })
@@ -280,8 +280,8 @@ var _ = Describe("Server-side apply of a drifted field another manager took", fu
 		key := client.ObjectKey{Namespace: ns, Name: "settings"}
 		settings := &corev1.ConfigMap{}
 		Eventually(func(g Gomega) {
-			g.Expect(condition(t.getCRP(g, "app").Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(memberClient("member-4").Get(ctx(), key, settings)).To(Succeed())
+			g.Expect(framework.Condition(t.getCRP(g, "app").Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(memberClient("member-4").Get(framework.Ctx(), key, settings)).To(Succeed())
 		}).Should(Succeed())
 
 		By("another manager changing a field the placement applied")
@@ -289,7 +289,7 @@ var _ = Describe("Server-side apply of a drifted field another manager took", fu
 		Eventually(func(g Gomega) {
 			g.Expect(failedReasons(g, t.getCRP(g, "app"), "member-4")).To(ContainElement(placementv1beta1.ApplyResultFailedToApply))
 			cm := &corev1.ConfigMap{}
-			g.Expect(memberClient("member-4").Get(ctx(), key, cm)).To(Succeed())
+			g.Expect(memberClient("member-4").Get(framework.Ctx(), key, cm)).To(Succeed())
 			g.Expect(cm.Data).To(HaveKeyWithValue("team", "taken"), "without force the other manager keeps the field")
 		}).Should(Succeed())
 
@@ -298,10 +298,10 @@ var _ = Describe("Server-side apply of a drifted field another manager took", fu
 			crp.Spec.Strategy.ApplyStrategy.ServerSideApplyConfig = &placementv1beta1.ServerSideApplyConfig{ForceConflicts: true}
 		})
 		Eventually(func(g Gomega) {
-			g.Expect(condition(t.getCRP(g, "app").Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(framework.Condition(t.getCRP(g, "app").Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
 			cm := &corev1.ConfigMap{}
-			g.Expect(memberClient("member-4").Get(ctx(), key, cm)).To(Succeed())
-			g.Expect(cm.Data).To(HaveKeyWithValue("team", t.path), "taken back")
+			g.Expect(memberClient("member-4").Get(framework.Ctx(), key, cm)).To(Succeed())
+			g.Expect(cm.Data).To(HaveKeyWithValue("team", t.Path), "taken back")
 		}).Should(Succeed())
 	})
 })

@@ -22,6 +22,7 @@ import (
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/localfleet"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 // kubectlFleet runs the built plugin with a kubeconfig and returns its
@@ -43,7 +44,7 @@ func runFleet(kubeconfig string, wantExit int, args ...string) (string, string) 
 // kubeconfig writes a kubeconfig for the team's own identity.
 func (t *team) kubeconfig() string {
 	file := filepath.Join(GinkgoT().TempDir(), "team.kubeconfig")
-	ExpectWithOffset(1, localfleet.WriteKubeconfig(t.cfg, file)).To(Succeed())
+	ExpectWithOffset(1, localfleet.WriteKubeconfig(t.Config, file)).To(Succeed())
 	return file
 }
 
@@ -60,7 +61,7 @@ var _ = Describe("kubectl fleet", func() {
 		raw, err := os.ReadFile(hub.KubeconfigPath())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(os.WriteFile(kubeconfig, raw, 0o600)).To(Succeed())
-		name := uniqueName("cli-ws")
+		name := framework.UniqueName("cli-ws")
 
 		runFleet(kubeconfig, 0, "ws", ":root:teams")
 		out, _ := runFleet(kubeconfig, 0, "ws", "current", "--short")
@@ -86,41 +87,41 @@ var _ = Describe("kubectl fleet", func() {
 	})
 
 	It("team create makes a workspace, its cluster grant and its admins", func() {
-		name := uniqueName("cli-team")
+		name := framework.UniqueName("cli-team")
 		out, _ := runFleet(hub.KubeconfigPath(), 0, "team", "create", name, "--clusters", "env=prod", "--admin-group", name+"-devs")
 		DeferCleanup(func() {
-			Expect(client.IgnoreNotFound(fleetClient().Delete(ctx(), &tenancyv1alpha1.ClusterGrant{ObjectMeta: metav1.ObjectMeta{Name: name}}))).To(Succeed())
+			Expect(client.IgnoreNotFound(fleetClient().Delete(framework.Ctx(), &tenancyv1alpha1.ClusterGrant{ObjectMeta: metav1.ObjectMeta{Name: name}}))).To(Succeed())
 		})
 		Expect(out).To(ContainSubstring("ClusterGrant " + name + " gives it 2 member cluster(s): member-1, member-2"))
 		grant := &tenancyv1alpha1.ClusterGrant{}
-		Expect(fleetClient().Get(ctx(), client.ObjectKey{Name: name}, grant)).To(Succeed())
+		Expect(fleetClient().Get(framework.Ctx(), client.ObjectKey{Name: name}, grant)).To(Succeed())
 		Expect(grant.Spec.Workspaces).To(Equal([]string{"root:teams:" + name}))
 		c, err := hub.Client("root:teams:"+name, scheme)
 		Expect(err).NotTo(HaveOccurred())
 		crb := &rbacv1.ClusterRoleBinding{}
-		Expect(c.Get(ctx(), client.ObjectKey{Name: "team-admins"}, crb)).To(Succeed())
+		Expect(c.Get(framework.Ctx(), client.ObjectKey{Name: "team-admins"}, crb)).To(Succeed())
 		Expect(crb.Subjects).To(ConsistOf(rbacv1.Subject{Kind: "Group", APIGroup: rbacv1.GroupName, Name: name + "-devs"}))
-		Expect(c.List(ctx(), &placementv1beta1.ClusterResourcePlacementList{})).To(Succeed(), "the new workspace serves the placement API")
+		Expect(c.List(framework.Ctx(), &placementv1beta1.ClusterResourcePlacementList{})).To(Succeed(), "the new workspace serves the placement API")
 
 		By("re-running it to add an admin keeps the grant's clusters")
 		out, _ = runFleet(hub.KubeconfigPath(), 0, "team", "create", name, "--admin-user", "alice")
 		Expect(out).To(ContainSubstring("ClusterGrant " + name + " gives it 2 member cluster(s): member-1, member-2"))
-		Expect(c.Get(ctx(), client.ObjectKey{Name: "team-admins"}, crb)).To(Succeed())
+		Expect(c.Get(framework.Ctx(), client.ObjectKey{Name: "team-admins"}, crb)).To(Succeed())
 		Expect(crb.Subjects).To(ConsistOf(rbacv1.Subject{Kind: "User", APIGroup: rbacv1.GroupName, Name: "alice"}))
 	})
 
 	It("status shows each cluster, picked or why not, as the team sees it; approve moves a staged run on", func() {
 		t := newTeam("cli-status")
-		ns := uniqueName("app")
+		ns := framework.UniqueName("app")
 		canary := stage("canary", map[string]string{"env": "canary"})
 		canary.AfterStageTasks = []placementv1beta1.StageTask{approvalTask}
 		prod := stage("prod", map[string]string{"env": "prod"})
 		prod.MaxConcurrency = ptr.To(intstr.FromString("100%"))
-		t.create(namespace(ns), configMap(ns, "settings", map[string]string{"color": "blue"}),
+		t.Create(framework.Ctx(), framework.Namespace(ns), framework.ConfigMap(ns, "settings", map[string]string{"color": "blue"}),
 			&placementv1beta1.ClusterStagedUpdateStrategy{ObjectMeta: metav1.ObjectMeta{Name: "s"}, Spec: placementv1beta1.UpdateStrategySpec{Stages: []placementv1beta1.StageConfig{canary, prod}}})
 		t.place(externalCRP("app", ns))
 		t.waitScheduled("app", "member-1", "member-2", "member-3")
-		t.create(clusterRun("run", "app", "s", "", placementv1beta1.UpdateRunStateRun))
+		t.Create(framework.Ctx(), clusterRun("run", "app", "s", "", placementv1beta1.UpdateRunStateRun))
 		kubeconfig := t.kubeconfig()
 
 		By("the canary cluster is updated; the prod clusters are picked but not rolled out; member-4 is not picked")
@@ -129,7 +130,7 @@ var _ = Describe("kubectl fleet", func() {
 			s := kubectlFleet(kubeconfig, "status", "app")
 			g.Eventually(s, time.Minute).Should(gexec.Exit(0))
 			out := string(s.Out.Contents())
-			g.Expect(out).To(ContainSubstring("ClusterResourcePlacement app in " + t.path))
+			g.Expect(out).To(ContainSubstring("ClusterResourcePlacement app in " + t.Path))
 			g.Expect(out).To(MatchRegexp(`member-3\s+0\s+True\s+True\s+0\s+0\s+0\s+yes`))
 			g.Expect(out).To(MatchRegexp(`member-1\s+-\s+-\s+-\s+0\s+0\s+0\s+yes`))
 			g.Expect(out).To(MatchRegexp(`member-4\s+-\s+-\s+-\s+0\s+0\s+0\s+no: cluster does not match`))
@@ -156,20 +157,20 @@ var _ = Describe("kubectl fleet drain", Serial, func() {
 		t := newTeam("cli-drain")
 		ns, _ := t.appNamespace("app")
 		t.placeOnProd("app", ns)
-		t.create(&placementv1beta1.ClusterResourcePlacementDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "app"},
+		t.Create(framework.Ctx(), &placementv1beta1.ClusterResourcePlacementDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "app"},
 			Spec: placementv1beta1.PlacementDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(2))}})
 		DeferCleanup(func() { runFleet(hub.KubeconfigPath(), 0, "uncordon", "member-1") })
 
 		By("the budget blocks the eviction; drain keeps trying and says so")
 		drain := kubectlFleet(hub.KubeconfigPath(), "drain", "member-1", "--timeout", "2m", "--retry-interval", "1s")
 		Eventually(drain.Err, time.Minute).Should(gbytes.Say(`member cluster member-1 cordoned`))
-		Eventually(drain.Err, time.Minute).Should(gbytes.Say(`evicting ClusterResourcePlacement app in ` + t.path))
+		Eventually(drain.Err, time.Minute).Should(gbytes.Say(`evicting ClusterResourcePlacement app in ` + t.Path))
 		Eventually(drain.Err, time.Minute).Should(gbytes.Say(`blocked: Eviction is blocked by specified ClusterResourcePlacementDisruptionBudget, availablePlacements: 2, totalPlacements: 2`))
-		Expect(getMemberCluster(Default, "member-1").Spec.Taints).To(ContainElement(clusterv1beta1.Taint{Key: "cordon-key", Value: "cordon-value", Effect: "NoSchedule"}))
+		Expect(framework.MemberCluster(Default, fleetClient(), "member-1").Spec.Taints).To(ContainElement(clusterv1beta1.Taint{Key: "cordon-key", Value: "cordon-value", Effect: "NoSchedule"}))
 		Expect(configMapOn(Default, "member-1", ns, "settings")).NotTo(BeNil(), "nothing is evicted yet")
 
 		By("loosening the budget lets the drain finish; the placement leaves member-1 and stays on member-2")
-		update(t.c, &placementv1beta1.ClusterResourcePlacementDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "app"}},
+		update(t.Client, &placementv1beta1.ClusterResourcePlacementDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "app"}},
 			func(b *placementv1beta1.ClusterResourcePlacementDisruptionBudget) {
 				b.Spec.MinAvailable = ptr.To(intstr.FromInt32(1))
 			})
@@ -177,7 +178,7 @@ var _ = Describe("kubectl fleet drain", Serial, func() {
 		Expect(string(drain.Err.Contents())).To(ContainSubstring("member cluster member-1 drained"))
 		Eventually(func(g Gomega) {
 			g.Expect(keys(t.activeBindings(g, "app"))).To(ConsistOf("member-2"), "the cordon keeps the PickAll placement off member-1")
-			expectGoneFrom(g, configMap(ns, "settings", nil), "member-1")
+			expectGoneFrom(g, framework.ConfigMap(ns, "settings", nil), "member-1")
 			configMapOn(g, "member-2", ns, "settings")
 		}).Should(Succeed())
 

@@ -9,6 +9,7 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 // setTaints replaces a member cluster's taints, as
@@ -20,7 +21,7 @@ func setTaints(name string, taints []clusterv1beta1.Taint) {
 	// A nil list is JSON null, which removes the field.
 	patch := map[string]any{"spec": map[string]any{"taints": taints}}
 	EventuallyWithOffset(1, func() error {
-		return fc.Patch(ctx(), mc, client.RawPatch("application/merge-patch+json", mustJSON(patch)))
+		return fc.Patch(framework.Ctx(), mc, client.RawPatch("application/merge-patch+json", mustJSON(patch)))
 	}).Should(Succeed())
 }
 
@@ -30,7 +31,9 @@ var _ = Describe("Taints and tolerations", Serial, func() {
 		setTaints("member-4", []clusterv1beta1.Taint{maintenance})
 		DeferCleanup(func() {
 			setTaints("member-4", nil)
-			Eventually(func(g Gomega) { g.Expect(getMemberCluster(g, "member-4").Spec.Taints).To(BeEmpty()) }).Should(Succeed())
+			Eventually(func(g Gomega) {
+				g.Expect(framework.MemberCluster(g, fleetClient(), "member-4").Spec.Taints).To(BeEmpty())
+			}).Should(Succeed())
 		})
 
 		t := newTeam("tolerations")
@@ -46,10 +49,10 @@ var _ = Describe("Taints and tolerations", Serial, func() {
 			decisions := t.decisions(g, "plain")
 			g.Expect(selectedClusters(decisions)).To(Equal([]string{"member-1", "member-2", "member-3"}))
 			g.Expect(decisions["member-4"].Reason).To(Equal("taint {Key:maintenance Value:true Effect:NoSchedule} cannot be tolerated"))
-			expectOnlyOn(g, namespace(plainNS), "member-1", "member-2", "member-3")
+			expectOnlyOn(g, framework.Namespace(plainNS), "member-1", "member-2", "member-3")
 
 			expectAvailable(g, t.getCRP(g, "tolerating"), allMembers(), tolerantSelected, "0")
-			expectOnlyOn(g, namespace(tolerantNS), allMembers()...)
+			expectOnlyOn(g, framework.Namespace(tolerantNS), allMembers()...)
 		}).Should(Succeed())
 	})
 })
@@ -67,19 +70,19 @@ var _ = Describe("A member cluster leaving", Serial, func() {
 			bindings := t.activeBindings(g, "app")
 			g.Expect(keys(bindings)).To(Equal([]string{"member-3", "member-4"}))
 			kept = bindings["member-3"]
-			expectOnlyOn(g, namespace(ns), "member-3", "member-4")
+			expectOnlyOn(g, framework.Namespace(ns), "member-3", "member-4")
 		}).Should(Succeed())
 
-		m4 := member("member-4")
+		m4 := members.Named("member-4")
 		DeferCleanup(func() {
 			// Join again if the spec failed before it did.
-			if apierrors.IsNotFound(fleetClient().Get(ctx(), client.ObjectKey{Name: m4.Name}, &clusterv1beta1.MemberCluster{})) {
-				Expect(hub.Join(ctx(), m4)).To(Succeed())
+			if apierrors.IsNotFound(fleetClient().Get(framework.Ctx(), client.ObjectKey{Name: m4.Name}, &clusterv1beta1.MemberCluster{})) {
+				Expect(hub.Join(framework.Ctx(), m4)).To(Succeed())
 			}
-			Expect(hub.WaitMemberReady(ctx(), m4.Name)).To(Succeed())
+			Expect(hub.WaitMemberReady(framework.Ctx(), m4.Name)).To(Succeed())
 		})
 		By("unjoining member-4")
-		Expect(hub.Unjoin(ctx(), m4)).To(Succeed())
+		Expect(hub.Unjoin(framework.Ctx(), m4)).To(Succeed())
 
 		Eventually(func(g Gomega) {
 			expectAvailable(g, t.getCRP(g, "app"), []string{"member-2", "member-3"}, selected, "0")
@@ -94,7 +97,7 @@ var _ = Describe("A member cluster leaving", Serial, func() {
 			// What was placed on member-4 is not the fleet's business any
 			// more; the other members have exactly what they should.
 			for _, m := range []string{"member-1", "member-2", "member-3"} {
-				err := memberClient(m).Get(ctx(), client.ObjectKey{Name: ns}, &corev1.Namespace{})
+				err := memberClient(m).Get(framework.Ctx(), client.ObjectKey{Name: ns}, &corev1.Namespace{})
 				if m == "member-1" {
 					g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "namespace on member-1: %v", err)
 				} else {
@@ -104,8 +107,8 @@ var _ = Describe("A member cluster leaving", Serial, func() {
 		}).Should(Succeed())
 
 		By("joining member-4 again")
-		Expect(hub.Join(ctx(), m4)).To(Succeed())
-		Expect(hub.WaitMemberReady(ctx(), m4.Name)).To(Succeed())
+		Expect(hub.Join(framework.Ctx(), m4)).To(Succeed())
+		Expect(hub.WaitMemberReady(framework.Ctx(), m4.Name)).To(Succeed())
 		// Scheduling is IgnoredDuringExecution: the returning cluster does
 		// not take its old place back.
 		Consistently(func(g Gomega) {
@@ -118,7 +121,7 @@ var _ = Describe("A member cluster leaving", Serial, func() {
 			back.place(newCRP("app", pickFixed("member-4"), namespaceSelector(ns)))
 			Eventually(func(g Gomega) {
 				expectAvailable(g, back.getCRP(g, "app"), []string{"member-4"}, selected, "0")
-			}).Should(Succeed(), "placing on member-4 from %s", back.path)
+			}).Should(Succeed(), "placing on member-4 from %s", back.Path)
 		}
 	})
 })

@@ -16,6 +16,7 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 // These specs read placement status the way a tool written for KubeFleet
@@ -84,7 +85,7 @@ func newRP(ns, name string, policy *placementv1beta1.PlacementPolicy, selectors 
 // get reads the current version of a placement.
 func (t *team) get(g Gomega, p placementv1beta1.PlacementObj) placementv1beta1.PlacementObj {
 	got := p.DeepCopyObject().(placementv1beta1.PlacementObj)
-	g.ExpectWithOffset(1, t.c.Get(ctx(), client.ObjectKeyFromObject(p), got)).To(Succeed())
+	g.ExpectWithOffset(1, t.Client.Get(framework.Ctx(), client.ObjectKeyFromObject(p), got)).To(Succeed())
 	return got
 }
 
@@ -95,7 +96,7 @@ func (t *team) placeNamespaceOnly(ns string, clusters ...string) {
 	sel.SelectionScope = placementv1beta1.NamespaceOnly
 	t.place(newCRP("ns-"+ns, pickFixed(clusters...), sel))
 	Eventually(func(g Gomega) {
-		expectOnlyOn(g, namespace(ns), clusters...)
+		expectOnlyOn(g, framework.Namespace(ns), clusters...)
 	}).Should(Succeed())
 }
 
@@ -146,7 +147,7 @@ var _ = Describe("KubeFleet status: a placement that picks no cluster", func() {
 			crp := t.getCRP(g, "app")
 			expectExactly(g, crp.Status.Conditions, crp.Generation, map[string]string{"ClusterResourcePlacementScheduled": fulfilled})
 			g.Expect(crp.Status.PerClusterPlacementStatuses).To(BeEmpty())
-			expectGoneFrom(g, namespace(ns), "member-3")
+			expectGoneFrom(g, framework.Namespace(ns), "member-3")
 		}).Should(Succeed())
 	})
 })
@@ -182,7 +183,7 @@ var _ = Describe("KubeFleet status: PickN with fewer eligible clusters than N", 
 					g.Expect(pcs.ObservedResourceIndex).To(Equal("0"))
 				}
 				g.Expect(clusters).To(ConsistOf("member-3", ""))
-				expectOnlyOn(g, configMap(ns, "settings", nil), "member-3")
+				expectOnlyOn(g, framework.ConfigMap(ns, "settings", nil), "member-3")
 			}).Should(Succeed())
 		},
 		Entry("ClusterResourcePlacement", "CRP"),
@@ -205,14 +206,14 @@ var _ = Describe("KubeFleet status: invalid resource selectors", func() {
 				st := got.GetPlacementStatus()
 				prefix := conditionPrefix(got)
 				expectExactly(g, st.Conditions, got.GetGeneration(), map[string]string{prefix + "Scheduled": "False/" + placementv1beta1.InvalidResourceSelectorsReason})
-				g.Expect(condition(st.Conditions, prefix+"Scheduled").Message).To(ContainSubstring(message))
+				g.Expect(framework.Condition(st.Conditions, prefix+"Scheduled").Message).To(ContainSubstring(message))
 				g.Expect(st.ObservedResourceIndex).To(BeEmpty())
 				g.Expect(st.PerClusterPlacementStatuses).To(BeEmpty())
 				g.Expect(st.SelectedResources).To(BeEmpty())
 				bindings := &placementv1beta1.ClusterResourceBindingList{}
-				g.Expect(t.c.List(ctx(), bindings)).To(Succeed())
+				g.Expect(t.Client.List(framework.Ctx(), bindings)).To(Succeed())
 				g.Expect(bindings.Items).To(BeEmpty())
-				expectGoneFrom(g, configMap(ns, "settings", nil), allMembers()...)
+				expectGoneFrom(g, framework.ConfigMap(ns, "settings", nil), allMembers()...)
 			}
 			Eventually(check).Should(Succeed())
 			Consistently(check, 3*time.Second).Should(Succeed())
@@ -237,7 +238,7 @@ var _ = Describe("KubeFleet status: selected resources", func() {
 	// before Role), then by name; PersistentVolumeClaims stay behind.
 	It("are listed in KubeFleet's order, without PersistentVolumeClaims, by a CRP and an RP", func() {
 		t := newTeam("compat-order")
-		ns := uniqueName("order")
+		ns := framework.UniqueName("order")
 		pvc := &corev1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data"},
 			Spec: corev1.PersistentVolumeClaimSpec{
@@ -248,7 +249,7 @@ var _ = Describe("KubeFleet status: selected resources", func() {
 		role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "reader"},
 			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}}}
 		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "token"}, StringData: map[string]string{"k": "v"}}
-		t.create(namespace(ns), role, configMap(ns, "b-settings", nil), pvc, configMap(ns, "a-settings", nil), secret)
+		t.Create(framework.Ctx(), framework.Namespace(ns), role, framework.ConfigMap(ns, "b-settings", nil), pvc, framework.ConfigMap(ns, "a-settings", nil), secret)
 
 		secretID := placementv1beta1.ResourceIdentifier{Version: "v1", Kind: "Secret", Namespace: ns, Name: "token"}
 		roleID := placementv1beta1.ResourceIdentifier{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role", Namespace: ns, Name: "reader"}
@@ -280,7 +281,7 @@ var _ = Describe("KubeFleet status: selected resources", func() {
 		bad := newRP(ns, "claims", pickFixed("member-1"), placementv1beta1.ResourceSelectorTerm{Version: "v1", Kind: "PersistentVolumeClaim"})
 		t.place(bad)
 		Eventually(func(g Gomega) {
-			c := condition(t.get(g, bad).GetPlacementStatus().Conditions, "ResourcePlacementScheduled")
+			c := framework.Condition(t.get(g, bad).GetPlacementStatus().Conditions, "ResourcePlacementScheduled")
 			g.Expect(c.Reason).To(Equal(placementv1beta1.InvalidResourceSelectorsReason))
 			g.Expect(c.Message).To(ContainSubstring("PersistentVolumeClaim cannot be placed"))
 		}).Should(Succeed())
@@ -299,8 +300,8 @@ var _ = Describe("KubeFleet status: an object another placement placed", func() 
 			}
 			t.place(first)
 			Eventually(func(g Gomega) {
-				expectOnlyOn(g, configMap(ns, "settings", nil), "member-2")
-				g.Expect(condition(t.get(g, first).GetPlacementStatus().Conditions, conditionPrefix(first)+"Available").Status).To(Equal(metav1.ConditionTrue))
+				expectOnlyOn(g, framework.ConfigMap(ns, "settings", nil), "member-2")
+				g.Expect(framework.Condition(t.get(g, first).GetPlacementStatus().Conditions, conditionPrefix(first)+"Available").Status).To(Equal(metav1.ConditionTrue))
 			}).Should(Succeed())
 			t.place(second)
 			Eventually(func(g Gomega) {
@@ -342,7 +343,7 @@ var _ = Describe("KubeFleet status: member agent conditions", func() {
 	It("use KubeFleet's member agent reasons", func() {
 		Eventually(func(g Gomega) {
 			for _, m := range []string{"member-1", "member-2"} {
-				mc := getMemberCluster(g, m)
+				mc := framework.MemberCluster(g, fleetClient(), m)
 				var agent *clusterv1beta1.AgentStatus
 				for i := range mc.Status.AgentStatus {
 					if mc.Status.AgentStatus[i].Type == clusterv1beta1.MemberAgent {
@@ -350,9 +351,9 @@ var _ = Describe("KubeFleet status: member agent conditions", func() {
 					}
 				}
 				g.Expect(agent).NotTo(BeNil(), m)
-				g.Expect(condition(agent.Conditions, clusterv1beta1.AgentJoined).Reason).To(Equal(clusterv1beta1.ReasonInternalMemberClusterJoined), m)
-				g.Expect(condition(agent.Conditions, clusterv1beta1.AgentHealthy).Reason).To(Equal(clusterv1beta1.ReasonInternalMemberClusterHealthy), m)
-				g.Expect(condition(mc.Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterJoined).Reason).To(Equal(clusterv1beta1.ReasonMemberClusterJoined), m)
+				g.Expect(framework.Condition(agent.Conditions, clusterv1beta1.AgentJoined).Reason).To(Equal(clusterv1beta1.ReasonInternalMemberClusterJoined), m)
+				g.Expect(framework.Condition(agent.Conditions, clusterv1beta1.AgentHealthy).Reason).To(Equal(clusterv1beta1.ReasonInternalMemberClusterHealthy), m)
+				g.Expect(framework.Condition(mc.Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterJoined).Reason).To(Equal(clusterv1beta1.ReasonMemberClusterJoined), m)
 			}
 		}).Should(Succeed())
 	})
@@ -361,7 +362,7 @@ var _ = Describe("KubeFleet status: member agent conditions", func() {
 // memberWorks lists the Works of a workspace's placements for one member.
 func memberWorks(g Gomega, workspace, member string) []placementv1beta1.Work {
 	works := &placementv1beta1.WorkList{}
-	g.ExpectWithOffset(1, worksClient().List(ctx(), works, client.InNamespace("fleet-member-"+member),
+	g.ExpectWithOffset(1, worksClient().List(framework.Ctx(), works, client.InNamespace("fleet-member-"+member),
 		client.MatchingLabels{placementv1beta1.WorkspaceLabel: workspace})).To(Succeed())
 	return works.Items
 }
@@ -377,13 +378,13 @@ func hold(member string, obj client.Object) {
 func release(member string, obj client.Object) {
 	c := memberClient(member)
 	EventuallyWithOffset(1, func() error {
-		if err := c.Get(ctx(), client.ObjectKeyFromObject(obj), obj); err != nil {
+		if err := c.Get(framework.Ctx(), client.ObjectKeyFromObject(obj), obj); err != nil {
 			return client.IgnoreNotFound(err)
 		}
 		if !controllerutil.RemoveFinalizer(obj, holdFinalizer) {
 			return nil
 		}
-		return c.Update(ctx(), obj)
+		return c.Update(framework.Ctx(), obj)
 	}).Should(Succeed())
 }
 
@@ -398,14 +399,14 @@ var _ = Describe("KubeFleet semantics: a Work goes only once the member deleted 
 		ws := t.logicalCluster(Default, "app")
 
 		By("unpicking member-2 while its ConfigMap is held by a finalizer")
-		held := configMap(ns, "settings", nil)
+		held := framework.ConfigMap(ns, "settings", nil)
 		hold("member-2", held)
 		t.updateCRP("app", func(crp *placementv1beta1.ClusterResourcePlacement) {
 			crp.Spec.Policy.ClusterNames = []string{"member-1"}
 		})
 		pending := func(g Gomega, clusters string) {
 			crp := t.getCRP(g, "app")
-			c := condition(crp.Status.Conditions, "ClusterResourcePlacementRemovalPending")
+			c := framework.Condition(crp.Status.Conditions, "ClusterResourcePlacementRemovalPending")
 			g.ExpectWithOffset(1, c.Status).To(Equal(metav1.ConditionTrue), "%+v", c)
 			g.ExpectWithOffset(1, c.Message).To(ContainSubstring("(" + clusters + ")"))
 		}
@@ -415,7 +416,7 @@ var _ = Describe("KubeFleet semantics: a Work goes only once the member deleted 
 			w := works[0]
 			g.ExpectWithOffset(1, w.DeletionTimestamp.IsZero()).To(BeFalse(), "Work %s is deleted", w.Name)
 			g.ExpectWithOffset(1, w.Finalizers).To(ContainElement(placementv1beta1.WorkFinalizer))
-			c := condition(w.Status.Conditions, placementv1beta1.WorkConditionTypeRemoved)
+			c := framework.Condition(w.Status.Conditions, placementv1beta1.WorkConditionTypeRemoved)
 			g.ExpectWithOffset(1, c.Reason).To(Equal(placementv1beta1.WorkRemovalPendingReason), "%+v", c)
 			g.ExpectWithOffset(1, c.Message).To(ContainSubstring("ConfigMap " + ns + "/settings (finalizers: " + holdFinalizer + ")"))
 		}
@@ -434,13 +435,13 @@ var _ = Describe("KubeFleet semantics: a Work goes only once the member deleted 
 			expectGoneFrom(g, held, "member-2")
 			crp := t.getCRP(g, "app")
 			expectAvailable(g, crp, []string{"member-1"}, selected, "0")
-			g.Expect(condition(crp.Status.Conditions, "ClusterResourcePlacementRemovalPending").Reason).To(Equal("(absent)"))
+			g.Expect(framework.Condition(crp.Status.Conditions, "ClusterResourcePlacementRemovalPending").Reason).To(Equal("(absent)"))
 		}).Should(Succeed())
 
 		By("deleting the placement while member-1 holds its ConfigMap")
 		hold("member-1", held)
 		crp := t.getCRP(Default, "app")
-		Expect(t.c.Delete(ctx(), crp)).To(Succeed())
+		Expect(t.Client.Delete(framework.Ctx(), crp)).To(Succeed())
 		Eventually(func(g Gomega) {
 			got := t.getCRP(g, "app")
 			g.Expect(got.DeletionTimestamp.IsZero()).To(BeFalse())
@@ -451,7 +452,7 @@ var _ = Describe("KubeFleet semantics: a Work goes only once the member deleted 
 
 		release("member-1", held)
 		Eventually(func(g Gomega) {
-			g.Expect(apierrors.IsNotFound(t.c.Get(ctx(), client.ObjectKeyFromObject(crp), crp))).To(BeTrue())
+			g.Expect(apierrors.IsNotFound(t.Client.Get(framework.Ctx(), client.ObjectKeyFromObject(crp), crp))).To(BeTrue())
 			expectGoneFrom(g, held, "member-1")
 			g.Expect(memberWorks(g, ws, "member-1")).To(BeEmpty())
 		}).Should(Succeed())
@@ -463,27 +464,27 @@ var _ = Describe("KubeFleet semantics: a Work goes only once the member deleted 
 		t.placeNamespaceOnly(ns, "member-1", "member-2")
 		rp := newRP(ns, "app", pickFixed("member-1", "member-2"), configMapSelector("settings"))
 		t.place(rp)
-		held := configMap(ns, "settings", nil)
+		held := framework.ConfigMap(ns, "settings", nil)
 		Eventually(func(g Gomega) {
 			expectAvailable(g, t.get(g, rp), []string{"member-1", "member-2"}, []placementv1beta1.ResourceIdentifier{configMapID(ns, "settings")}, "0")
 		}).Should(Succeed())
 		hold("member-2", held)
-		update(t.c, rp, func(p *placementv1beta1.ResourcePlacement) { p.Spec.Policy.ClusterNames = []string{"member-1"} })
+		update(t.Client, rp, func(p *placementv1beta1.ResourcePlacement) { p.Spec.Policy.ClusterNames = []string{"member-1"} })
 		Eventually(func(g Gomega) {
-			c := condition(t.get(g, rp).GetPlacementStatus().Conditions, "ResourcePlacementRemovalPending")
+			c := framework.Condition(t.get(g, rp).GetPlacementStatus().Conditions, "ResourcePlacementRemovalPending")
 			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "%+v", c)
 			live := &corev1.ConfigMap{}
-			g.Expect(memberClient("member-2").Get(ctx(), client.ObjectKeyFromObject(held), live)).To(Succeed())
+			g.Expect(memberClient("member-2").Get(framework.Ctx(), client.ObjectKeyFromObject(held), live)).To(Succeed())
 			g.Expect(live.DeletionTimestamp.IsZero()).To(BeFalse())
 			bindings := &placementv1beta1.ResourceBindingList{}
-			g.Expect(t.c.List(ctx(), bindings, client.InNamespace(ns), client.MatchingLabels{placementv1beta1.PlacementTrackingLabel: "app"})).To(Succeed())
+			g.Expect(t.Client.List(framework.Ctx(), bindings, client.InNamespace(ns), client.MatchingLabels{placementv1beta1.PlacementTrackingLabel: "app"})).To(Succeed())
 			g.Expect(bindings.Items).To(HaveLen(2), "the binding of member-2 waits for its Work")
 		}).Should(Succeed())
 		release("member-2", held)
 		Eventually(func(g Gomega) {
 			got := t.get(g, rp)
 			expectAvailable(g, got, []string{"member-1"}, []placementv1beta1.ResourceIdentifier{configMapID(ns, "settings")}, "0")
-			g.Expect(condition(got.GetPlacementStatus().Conditions, "ResourcePlacementRemovalPending").Reason).To(Equal("(absent)"))
+			g.Expect(framework.Condition(got.GetPlacementStatus().Conditions, "ResourcePlacementRemovalPending").Reason).To(Equal("(absent)"))
 			expectGoneFrom(g, held, "member-2")
 		}).Should(Succeed())
 	})

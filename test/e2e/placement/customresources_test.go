@@ -14,22 +14,23 @@ import (
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 var _ = Describe("Custom resources a team defines in its workspace", func() {
 	It("are placed with their CRD, and their changes are followed", func() {
 		t := newTeam("crd")
-		group := uniqueName("widgets") + ".example.com"
+		group := framework.UniqueName("widgets") + ".example.com"
 		crd := widgetCRD(group)
-		t.create(crd)
+		t.Create(framework.Ctx(), crd)
 		Eventually(func(g Gomega) {
 			got := &apiextensionsv1.CustomResourceDefinition{}
-			g.Expect(t.c.Get(ctx(), client.ObjectKeyFromObject(crd), got)).To(Succeed())
+			g.Expect(t.Client.Get(framework.Ctx(), client.ObjectKeyFromObject(crd), got)).To(Succeed())
 			g.Expect(apihelpers.IsCRDConditionTrue(got, apiextensionsv1.Established)).To(BeTrue())
 		}).Should(Succeed())
-		ns := uniqueName("widgets")
-		t.create(namespace(ns))
-		t.create(widget(group, ns, "small", 1))
+		ns := framework.UniqueName("widgets")
+		t.Create(framework.Ctx(), framework.Namespace(ns))
+		t.Create(framework.Ctx(), widget(group, ns, "small", 1))
 
 		DeferCleanup(func() {
 			// Runs after the placement is deleted: the CRD goes with it.
@@ -48,27 +49,27 @@ var _ = Describe("Custom resources a team defines in its workspace", func() {
 		Eventually(func(g Gomega) {
 			crp := t.getCRP(g, "widgets")
 			g.Expect(crp.Status.PerClusterPlacementStatuses).To(HaveLen(1))
-			synced := condition(crp.Status.PerClusterPlacementStatuses[0].Conditions, string(placementv1beta1.PerClusterWorkSynchronizedConditionType))
+			synced := framework.Condition(crp.Status.PerClusterPlacementStatuses[0].Conditions, string(placementv1beta1.PerClusterWorkSynchronizedConditionType))
 			g.Expect(synced.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(synced.Message).To(ContainSubstring("on member cluster member-1: CustomResourceDefinition " + crd.Name + ": no ClusterGrant"))
 			g.Expect(synced.Message).To(ContainSubstring("allowCustomResourceDefinitions"))
 		}).Should(Succeed())
-		Consistently(func(g Gomega) { expectOnlyOn(g, namespace(ns)) }, "2s").Should(Succeed())
+		Consistently(func(g Gomega) { expectOnlyOn(g, framework.Namespace(ns)) }, "2s").Should(Succeed())
 
 		By("a platform admin allowing the team CRDs")
 		grant := &tenancyv1alpha1.ClusterGrant{
-			ObjectMeta: metav1.ObjectMeta{Name: uniqueName("crds")},
-			Spec:       tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{t.path}, AllowCustomResourceDefinitions: true},
+			ObjectMeta: metav1.ObjectMeta{Name: framework.UniqueName("crds")},
+			Spec:       tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{t.Path}, AllowCustomResourceDefinitions: true},
 		}
-		Expect(fleetClient().Create(ctx(), grant)).To(Succeed())
-		DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(ctx(), grant))).To(Succeed()) })
+		Expect(fleetClient().Create(framework.Ctx(), grant)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(framework.Ctx(), grant))).To(Succeed()) })
 		Eventually(func(g Gomega) {
 			expectAvailableUntrackable(g, t.getCRP(g, "widgets"), []string{"member-1"}, selected, "0")
 			g.Expect(memberWidgetSize(g, group, ns, "small")).To(BeEquivalentTo(1))
 		}).Should(Succeed())
 
 		By("changing the custom resource in the workspace")
-		update(t.c, widget(group, ns, "small", 0), func(w *unstructured.Unstructured) {
+		update(t.Client, widget(group, ns, "small", 0), func(w *unstructured.Unstructured) {
 			Expect(unstructured.SetNestedField(w.Object, int64(2), "spec", "size")).To(Succeed())
 		})
 		Eventually(func(g Gomega) {
@@ -77,7 +78,7 @@ var _ = Describe("Custom resources a team defines in its workspace", func() {
 		}).Should(Succeed())
 
 		By("adding another one")
-		t.create(widget(group, ns, "large", 3))
+		t.Create(framework.Ctx(), widget(group, ns, "large", 3))
 		selected = append(selected, placementv1beta1.ResourceIdentifier{Group: group, Version: "v1", Kind: "Widget", Namespace: ns, Name: "large"})
 		Eventually(func(g Gomega) {
 			expectAvailableUntrackable(g, t.getCRP(g, "widgets"), []string{"member-1"}, selected, "2")
@@ -111,11 +112,11 @@ var _ = Describe("A team's CRD in the placement API group", func() {
 				}},
 			},
 		}
-		t.create(crd)
+		t.Create(framework.Ctx(), crd)
 		By("kcp refusing the kind, which the workspace's binding already serves")
 		Eventually(func(g Gomega) {
 			got := &apiextensionsv1.CustomResourceDefinition{}
-			g.Expect(t.c.Get(ctx(), client.ObjectKeyFromObject(crd), got)).To(Succeed())
+			g.Expect(t.Client.Get(framework.Ctx(), client.ObjectKeyFromObject(crd), got)).To(Succeed())
 			accepted := apihelpers.FindCRDCondition(got, apiextensionsv1.NamesAccepted)
 			g.Expect(accepted).NotTo(BeNil())
 			g.Expect(accepted.Status).To(Equal(apiextensionsv1.ConditionFalse))
@@ -163,7 +164,7 @@ func widget(group, ns, name string, size int64) *unstructured.Unstructured {
 
 func memberWidgetSize(g Gomega, group, ns, name string) int64 {
 	w := widget(group, ns, name, 0)
-	g.ExpectWithOffset(1, memberClient("member-1").Get(ctx(), client.ObjectKeyFromObject(w), w)).To(Succeed())
+	g.ExpectWithOffset(1, memberClient("member-1").Get(framework.Ctx(), client.ObjectKeyFromObject(w), w)).To(Succeed())
 	size, _, _ := unstructured.NestedInt64(w.Object, "spec", "size")
 	return size
 }

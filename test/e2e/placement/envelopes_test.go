@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 func enveloped(obj client.Object) placementv1beta1.EnvelopedObject {
@@ -27,7 +28,7 @@ func envelopeID(kind, ns, name string) placementv1beta1.ResourceIdentifier {
 var _ = Describe("Envelopes", func() {
 	It("carry a webhook configuration and a ClusterRole to the members, never creating them on the hub", func() {
 		t := platform()
-		name := uniqueName("hooks")
+		name := framework.UniqueName("hooks")
 		webhook := &admissionregistrationv1.ValidatingWebhookConfiguration{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
 			ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -52,10 +53,10 @@ var _ = Describe("Envelopes", func() {
 				}},
 			},
 		}
-		t.create(env, cro)
+		t.Create(framework.Ctx(), env, cro)
 		DeferCleanup(func() {
-			Expect(client.IgnoreNotFound(t.c.Delete(ctx(), env))).To(Succeed())
-			Expect(client.IgnoreNotFound(t.c.Delete(ctx(), cro))).To(Succeed())
+			Expect(client.IgnoreNotFound(t.Client.Delete(framework.Ctx(), env))).To(Succeed())
+			Expect(client.IgnoreNotFound(t.Client.Delete(framework.Ctx(), cro))).To(Succeed())
 		})
 		crp := newCRP(name, pickFixed("member-1", "member-2"), placementv1beta1.ResourceSelectorTerm{
 			Group: placementv1beta1.GroupVersion.Group, Version: "v1beta1", Kind: "ClusterResourceEnvelope", Name: name,
@@ -70,19 +71,19 @@ var _ = Describe("Envelopes", func() {
 			expectOnlyOn(g, &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}}, "member-1", "member-2")
 			expectOnlyOn(g, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}}, "member-1", "member-2")
 			works := &placementv1beta1.WorkList{}
-			g.Expect(worksClient().List(ctx(), works, client.InNamespace("fleet-member-member-1"), client.MatchingLabels{
+			g.Expect(worksClient().List(framework.Ctx(), works, client.InNamespace("fleet-member-member-1"), client.MatchingLabels{
 				placementv1beta1.EnvelopeNameLabel: name, placementv1beta1.EnvelopeTypeLabel: "ClusterResourceEnvelope",
 			})).To(Succeed())
 			g.Expect(works.Items).To(HaveLen(1), "one Work carries the envelope's objects")
 			g.Expect(works.Items[0].Spec.Workload.Manifests).To(HaveLen(2))
 			for _, m := range []string{"member-1", "member-2"} {
 				got := &rbacv1.ClusterRole{}
-				g.Expect(memberClient(m).Get(ctx(), client.ObjectKey{Name: name}, got)).To(Succeed())
+				g.Expect(memberClient(m).Get(framework.Ctx(), client.ObjectKey{Name: name}, got)).To(Succeed())
 				g.Expect(got.Labels).To(HaveKeyWithValue("cluster", m), "the override on %s", m)
 			}
 		}).Should(Succeed())
 		for _, obj := range []client.Object{&admissionregistrationv1.ValidatingWebhookConfiguration{}, &rbacv1.ClusterRole{}} {
-			err := t.c.Get(ctx(), client.ObjectKey{Name: name}, obj)
+			err := t.Client.Get(framework.Ctx(), client.ObjectKey{Name: name}, obj)
 			Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%T %s must not exist on the hub: %v", obj, name, err)
 		}
 
@@ -96,16 +97,16 @@ var _ = Describe("Envelopes", func() {
 
 	It("of a team carry namespaced objects of their namespace, overridable, and a malformed one is named with its entry", func() {
 		t := newTeam("envelopes")
-		ns := uniqueName("app")
+		ns := framework.UniqueName("app")
 		role := &rbacv1.Role{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
 			ObjectMeta: metav1.ObjectMeta{Name: "reader", Labels: map[string]string{"app": "demo"}},
 			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}},
 		}
 		quota := "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: pods\nspec:\n  hard:\n    pods: \"10\"\n"
-		configMapEnvelope := configMap(ns, "quota-envelope", map[string]string{"quota.yaml": quota})
+		configMapEnvelope := framework.ConfigMap(ns, "quota-envelope", map[string]string{"quota.yaml": quota})
 		configMapEnvelope.Annotations = map[string]string{placementv1beta1.EnvelopeConfigMapAnnotation: "true"}
-		t.create(namespace(ns),
+		t.Create(framework.Ctx(), framework.Namespace(ns),
 			&placementv1beta1.ResourceEnvelope{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rbac"}, Data: map[string]placementv1beta1.EnvelopedObject{"role.yaml": enveloped(role)}},
 			configMapEnvelope,
 			// The Role inside the envelope is overridden like any object.
@@ -119,29 +120,28 @@ var _ = Describe("Envelopes", func() {
 			g.Expect(crp.Status.SelectedResources).To(ConsistOf(namespaceID(ns), envelopeID("ResourceEnvelope", ns, "rbac"), configMapID(ns, "quota-envelope")))
 			expectOverridden(g, crp, map[string]applied{"member-3": {ro: []placementv1beta1.NamespacedName{{Namespace: ns, Name: "reader-0"}}}})
 			got := &rbacv1.Role{}
-			g.Expect(memberClient("member-3").Get(ctx(), client.ObjectKey{Namespace: ns, Name: "reader"}, got)).To(Succeed())
+			g.Expect(memberClient("member-3").Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "reader"}, got)).To(Succeed())
 			g.Expect(got.Labels).To(HaveKeyWithValue("cluster", "member-3"))
 			q := &corev1.ResourceQuota{}
-			g.Expect(memberClient("member-3").Get(ctx(), client.ObjectKey{Namespace: ns, Name: "pods"}, q)).To(Succeed())
+			g.Expect(memberClient("member-3").Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "pods"}, q)).To(Succeed())
 			g.Expect(q.Spec.Hard.Pods().String()).To(Equal("10"))
 			// The envelopes themselves are not placed.
-			err := memberClient("member-3").Get(ctx(), client.ObjectKey{Namespace: ns, Name: "quota-envelope"}, &corev1.ConfigMap{})
+			err := memberClient("member-3").Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "quota-envelope"}, &corev1.ConfigMap{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the ConfigMap envelope itself is not placed: %v", err)
 		}).Should(Succeed())
-		err := t.c.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "reader"}, &rbacv1.Role{})
+		err := t.Client.Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "reader"}, &rbacv1.Role{})
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the Role must not exist in the team's workspace: %v", err)
 
 		By("an envelope carrying an object of another namespace")
-		bad := uniqueName("bad")
-		other := configMap("elsewhere", "x", nil)
-		other.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
-		t.create(namespace(bad), &placementv1beta1.ResourceEnvelope{ObjectMeta: metav1.ObjectMeta{Namespace: bad, Name: "wrong"},
+		bad := framework.UniqueName("bad")
+		other := framework.ConfigMap("elsewhere", "x", nil)
+		t.Create(framework.Ctx(), framework.Namespace(bad), &placementv1beta1.ResourceEnvelope{ObjectMeta: metav1.ObjectMeta{Namespace: bad, Name: "wrong"},
 			Data: map[string]placementv1beta1.EnvelopedObject{"cm.yaml": enveloped(other)}})
 		t.place(newCRP("bad", pickFixed("member-3"), namespaceSelector(bad)))
 		Eventually(func(g Gomega) {
 			st := t.getCRP(g, "bad").Status
 			g.Expect(st.PerClusterPlacementStatuses).To(HaveLen(1))
-			c := condition(st.PerClusterPlacementStatuses[0].Conditions, string(placementv1beta1.PerClusterWorkSynchronizedConditionType))
+			c := framework.Condition(st.PerClusterPlacementStatuses[0].Conditions, string(placementv1beta1.PerClusterWorkSynchronizedConditionType))
 			g.Expect(c.Status).To(Equal(metav1.ConditionFalse), "%+v%s", c, describeClusters(&st))
 			g.Expect(c.Message).To(ContainSubstring(fmt.Sprintf(`ResourceEnvelope %s/wrong, entry "cm.yaml": ConfigMap x is in namespace elsewhere`, bad)))
 		}).Should(Succeed())

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 func eviction(name, placement, cluster string) *placementv1beta1.ClusterResourcePlacementEviction {
@@ -21,9 +22,9 @@ func eviction(name, placement, cluster string) *placementv1beta1.ClusterResource
 func (t *team) expectEviction(name string, valid bool, executed *bool, message string) {
 	EventuallyWithOffset(1, func(g Gomega) {
 		e := &placementv1beta1.ClusterResourcePlacementEviction{}
-		g.Expect(t.c.Get(ctx(), client.ObjectKey{Name: name}, e)).To(Succeed())
-		v := condition(e.Status.Conditions, placementv1beta1.PlacementEvictionConditionTypeValid)
-		x := condition(e.Status.Conditions, placementv1beta1.PlacementEvictionConditionTypeExecuted)
+		g.Expect(t.Client.Get(framework.Ctx(), client.ObjectKey{Name: name}, e)).To(Succeed())
+		v := framework.Condition(e.Status.Conditions, placementv1beta1.PlacementEvictionConditionTypeValid)
+		x := framework.Condition(e.Status.Conditions, placementv1beta1.PlacementEvictionConditionTypeExecuted)
 		if !valid {
 			g.Expect(v.Status).To(Equal(metav1.ConditionFalse), "%+v", e.Status.Conditions)
 			g.Expect(v.Reason).To(Equal(placementv1beta1.ClusterResourcePlacementEvictionInvalidReason))
@@ -50,7 +51,7 @@ func (t *team) placeOnProd(name, ns string) {
 	EventuallyWithOffset(1, func(g Gomega) {
 		g.Expect(keys(t.activeBindings(g, name))).To(ConsistOf("member-1", "member-2"))
 		for _, b := range t.activeBindings(g, name) {
-			g.Expect(condition(b.Status.Conditions, string(placementv1beta1.ResourceBindingAvailable)).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(framework.Condition(b.Status.Conditions, string(placementv1beta1.ResourceBindingAvailable)).Status).To(Equal(metav1.ConditionTrue))
 		}
 	}).Should(Succeed())
 }
@@ -61,7 +62,7 @@ var _ = Describe("Evictions and disruption budgets", func() {
 		ns, _ := t.appNamespace("app")
 		t.place(newCRP("fixed", pickFixed("member-1"), namespaceSelector(ns)))
 		t.place(newCRP("all", pickAll(labelTerm(map[string]string{"env": "prod"})), namespaceSelector(ns+"-none")))
-		t.create(eviction("fixed", "fixed", "member-1"), eviction("missing", "nope", "member-1"), eviction("elsewhere", "all", "member-4"))
+		t.Create(framework.Ctx(), eviction("fixed", "fixed", "member-1"), eviction("missing", "nope", "member-1"), eviction("elsewhere", "all", "member-4"))
 		t.expectEviction("fixed", false, nil, "Found ClusterResourcePlacement with PickFixed placement type targeted by eviction")
 		t.expectEviction("missing", false, nil, "Failed to find ClusterResourcePlacement targeted by eviction")
 		t.expectEviction("elsewhere", false, nil, "Failed to find scheduler decision for placement in cluster targeted by eviction")
@@ -81,22 +82,22 @@ var _ = Describe("Evictions and disruption budgets", func() {
 			g.Expect(picked).To(HaveLen(2))
 			expectAvailable(g, crp, picked, selected, "0")
 		}).Should(Succeed())
-		t.create(&placementv1beta1.ClusterResourcePlacementDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "app"},
+		t.Create(framework.Ctx(), &placementv1beta1.ClusterResourcePlacementDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "app"},
 			Spec: placementv1beta1.PlacementDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromString("100%"))}})
 
 		By("minAvailable 100% blocks the eviction, and the verdict is final")
-		t.create(eviction("first", "app", picked[0]))
+		t.Create(framework.Ctx(), eviction("first", "app", picked[0]))
 		t.expectEviction("first", true, ptr.To(false), "Eviction is blocked by specified ClusterResourcePlacementDisruptionBudget, availablePlacements: 2, totalPlacements: 2")
 		Consistently(func(g Gomega) {
 			g.Expect(keys(t.activeBindings(g, "app"))).To(ConsistOf(picked))
 		}, "2s").Should(Succeed())
 
 		By("with maxUnavailable 1 a new eviction is executed; the scheduler picks another cluster")
-		update(t.c, &placementv1beta1.ClusterResourcePlacementDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "app"}},
+		update(t.Client, &placementv1beta1.ClusterResourcePlacementDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "app"}},
 			func(b *placementv1beta1.ClusterResourcePlacementDisruptionBudget) {
 				b.Spec = placementv1beta1.PlacementDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1))}
 			})
-		t.create(eviction("second", "app", picked[0]))
+		t.Create(framework.Ctx(), eviction("second", "app", picked[0]))
 		t.expectEviction("second", true, ptr.To(true), "Eviction is allowed by specified ClusterResourcePlacementDisruptionBudget, availablePlacements: 2, totalPlacements: 2")
 		Eventually(func(g Gomega) {
 			now := selectedClusters(t.decisions(g, "app"))
@@ -110,7 +111,7 @@ var _ = Describe("Evictions and disruption budgets", func() {
 		t := newTeam("evict-nobudget")
 		ns, _ := t.appNamespace("app")
 		t.placeOnProd("app", ns)
-		t.create(eviction("now", "app", "member-2"))
+		t.Create(framework.Ctx(), eviction("now", "app", "member-2"))
 		t.expectEviction("now", true, ptr.To(true), placementv1beta1.EvictionAllowedNoPDBMessage)
 	})
 })

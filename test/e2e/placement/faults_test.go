@@ -16,6 +16,7 @@ import (
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/internal/localfleet"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 // Faults: each spec ends by checking that every member holds exactly what
@@ -27,14 +28,14 @@ import (
 func placedIn(g Gomega, m, ns string) map[string]types.UID {
 	out := map[string]types.UID{}
 	cms := &corev1.ConfigMapList{}
-	g.ExpectWithOffset(1, memberClient(m).List(ctx(), cms, client.InNamespace(ns))).To(Succeed())
+	g.ExpectWithOffset(1, memberClient(m).List(framework.Ctx(), cms, client.InNamespace(ns))).To(Succeed())
 	for _, cm := range cms.Items {
 		if cm.Name != "kube-root-ca.crt" {
 			out["ConfigMap/"+cm.Name] = cm.UID
 		}
 	}
 	deps := &appsv1.DeploymentList{}
-	g.ExpectWithOffset(1, memberClient(m).List(ctx(), deps, client.InNamespace(ns))).To(Succeed())
+	g.ExpectWithOffset(1, memberClient(m).List(framework.Ctx(), deps, client.InNamespace(ns))).To(Succeed())
 	for _, d := range deps.Items {
 		out["Deployment/"+d.Name] = d.UID
 	}
@@ -60,7 +61,7 @@ func settingsOn(g Gomega, m, ns string) string {
 }
 
 func (t *team) setVersion(ns, version string) {
-	update(t.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"}}, func(cm *corev1.ConfigMap) {
+	update(t.Client, framework.ConfigMap(ns, "settings", nil), func(cm *corev1.ConfigMap) {
 		cm.Data = map[string]string{"version": version}
 	})
 }
@@ -70,10 +71,10 @@ func (t *team) setVersion(ns, version string) {
 // maxUnavailable 1 crosses the fleet one member at a time, slowly enough to
 // be caught in the middle.
 func (t *team) slowApp(prefix string) string {
-	ns := uniqueName(prefix)
+	ns := framework.UniqueName(prefix)
 	dep := deployment(ns, "web", "registry.k8s.io/pause:3.10")
 	dep.Spec.MinReadySeconds = 10
-	t.create(namespace(ns), configMap(ns, "settings", map[string]string{"version": "1"}), dep)
+	t.Create(framework.Ctx(), framework.Namespace(ns), framework.ConfigMap(ns, "settings", map[string]string{"version": "1"}), dep)
 	return ns
 }
 
@@ -90,12 +91,12 @@ var _ = Describe("A hub killed mid rolling update", Serial, func() {
 		t.place(oneAtATime(newCRP("app", pickAll(), namespaceSelector(ns))))
 		var before map[string]map[string]types.UID
 		Eventually(func(g Gomega) {
-			g.Expect(condition(t.getCRP(g, "app").Status.Conditions, "ClusterResourcePlacementAvailable").Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(framework.Condition(t.getCRP(g, "app").Status.Conditions, "ClusterResourcePlacementAvailable").Status).To(Equal(metav1.ConditionTrue))
 			before = placedOnAll(g, ns, allMembers(), "ConfigMap/settings", "Deployment/web")
 		}).Should(Succeed())
 
 		By("changing the app and killing the hub once the first member has the change")
-		update(t.c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}}, func(d *appsv1.Deployment) {
+		update(t.Client, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}}, func(d *appsv1.Deployment) {
 			d.Spec.Template.Labels["version"] = "2"
 		})
 		versionOn := func(g Gomega, m string) string { return deploymentOn(g, m, ns, "web").Spec.Template.Labels["version"] }
@@ -116,7 +117,7 @@ var _ = Describe("A hub killed mid rolling update", Serial, func() {
 			d := deploymentOn(Default, m, ns, "web")
 			generations[m] = d.Generation
 		}
-		Expect(hub.Start(ctx())).To(Succeed())
+		Expect(hub.Start(framework.Ctx())).To(Succeed())
 
 		By("the rollout finishes; members updated before the crash are not written again")
 		Eventually(func(g Gomega) {
@@ -136,24 +137,24 @@ var _ = Describe("A hub killed mid rolling update", Serial, func() {
 var _ = Describe("A hub killed mid staged update run", Serial, func() {
 	It("resumes the run at its approval gate once it runs again", func() {
 		t := newTeam("crash-staged")
-		ns := uniqueName("app")
-		t.create(namespace(ns), configMap(ns, "settings", map[string]string{"color": "blue"}), threeStages("three", time.Second))
+		ns := framework.UniqueName("app")
+		t.Create(framework.Ctx(), framework.Namespace(ns), framework.ConfigMap(ns, "settings", map[string]string{"color": "blue"}), threeStages("three", time.Second))
 		t.place(externalCRP("app", ns))
 		t.waitScheduled("app", "member-1", "member-2", "member-3")
-		t.create(clusterRun("app-v0", "app", "three", "0", placementv1beta1.UpdateRunStateRun))
+		t.Create(framework.Ctx(), clusterRun("app-v0", "app", "three", "0", placementv1beta1.UpdateRunStateRun))
 		var req placementv1beta1.ClusterApprovalRequest
 		Eventually(func(g Gomega) {
-			g.Expect(t.c.Get(ctx(), client.ObjectKey{Name: "app-v0-after-east"}, &req)).To(Succeed())
+			g.Expect(t.Client.Get(framework.Ctx(), client.ObjectKey{Name: "app-v0-after-east"}, &req)).To(Succeed())
 			g.Expect(colors(g, ns)).To(Equal(map[string]string{"member-1": "blue", "member-2": "", "member-3": "blue"}))
 		}).Should(Succeed())
 
 		By("killing the hub at the gate")
 		hub.Kill()
-		Expect(hub.Start(ctx())).To(Succeed())
+		Expect(hub.Start(framework.Ctx())).To(Succeed())
 		Consistently(func(g Gomega) {
 			g.Expect(colors(g, ns)).To(Equal(map[string]string{"member-1": "blue", "member-2": "", "member-3": "blue"}), "the gate holds across the restart")
 			run := t.getRun(g, "app-v0")
-			g.Expect(condition(stageStatus(run, "east").Conditions, "Progressing").Reason).To(Equal(placementv1beta1.StageUpdatingWaitingReason))
+			g.Expect(framework.Condition(stageStatus(run, "east").Conditions, "Progressing").Reason).To(Equal(placementv1beta1.StageUpdatingWaitingReason))
 		}, 5*time.Second).Should(Succeed())
 
 		By("approving: the run goes on to the west stage and succeeds")
@@ -172,19 +173,19 @@ var _ = Describe("A hub killed mid staged update run", Serial, func() {
 var _ = Describe("A syncer killed and started again", Serial, func() {
 	It("applies what changed meanwhile and writes nothing else again", func() {
 		t := newTeam("syncer-crash")
-		ns := uniqueName("app")
-		t.create(namespace(ns), configMap(ns, "settings", map[string]string{"version": "1"}), configMap(ns, "stable", map[string]string{"k": "v"}))
+		ns := framework.UniqueName("app")
+		t.Create(framework.Ctx(), framework.Namespace(ns), framework.ConfigMap(ns, "settings", map[string]string{"version": "1"}), framework.ConfigMap(ns, "stable", map[string]string{"k": "v"}))
 		t.place(newCRP("app", pickFixed("member-2"), namespaceSelector(ns)))
 		var stable *corev1.ConfigMap
 		var before map[string]types.UID
 		Eventually(func(g Gomega) {
-			g.Expect(condition(t.getCRP(g, "app").Status.Conditions, "ClusterResourcePlacementAvailable").Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(framework.Condition(t.getCRP(g, "app").Status.Conditions, "ClusterResourcePlacementAvailable").Status).To(Equal(metav1.ConditionTrue))
 			before = placedOnAll(g, ns, []string{"member-2"}, "ConfigMap/settings", "ConfigMap/stable")["member-2"]
 			stable = configMapOn(g, "member-2", ns, "stable")
 		}).Should(Succeed())
 
-		m2 := member("member-2")
-		DeferCleanup(func() { Expect(hub.WaitMemberReady(ctx(), m2.Name)).To(Succeed()) })
+		m2 := members.Named("member-2")
+		DeferCleanup(func() { Expect(hub.WaitMemberReady(framework.Ctx(), m2.Name)).To(Succeed()) })
 		By("killing member-2's syncer and changing the app meanwhile")
 		Expect(m2.StopSyncer()).To(Succeed())
 		t.setVersion(ns, "2")
@@ -193,7 +194,7 @@ var _ = Describe("A syncer killed and started again", Serial, func() {
 		}, 3*time.Second).Should(Succeed())
 
 		By("starting the syncer again")
-		Expect(hub.Join(ctx(), m2)).To(Succeed())
+		Expect(hub.Join(framework.Ctx(), m2)).To(Succeed())
 		Eventually(func(g Gomega) {
 			expectAvailable(g, t.getCRP(g, "app"), []string{"member-2"},
 				[]placementv1beta1.ResourceIdentifier{namespaceID(ns), configMapID(ns, "settings"), configMapID(ns, "stable")}, "1")
@@ -209,16 +210,16 @@ var _ = Describe("A syncer killed and started again", Serial, func() {
 var _ = Describe("A cluster picked again while its earlier Work is still being removed", Serial, func() {
 	It("says so, and gets its Work as soon as the earlier one is gone, not on a retry's backoff", func() {
 		t := newTeam("repick")
-		ns := uniqueName("app")
-		t.create(namespace(ns), configMap(ns, "settings", map[string]string{"version": "1"}))
+		ns := framework.UniqueName("app")
+		t.Create(framework.Ctx(), framework.Namespace(ns), framework.ConfigMap(ns, "settings", map[string]string{"version": "1"}))
 		t.place(newCRP("app", pickFixed("member-1", "member-2"), namespaceSelector(ns)))
 		Eventually(func(g Gomega) {
-			g.Expect(condition(t.getCRP(g, "app").Status.Conditions, "ClusterResourcePlacementAvailable").Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(framework.Condition(t.getCRP(g, "app").Status.Conditions, "ClusterResourcePlacementAvailable").Status).To(Equal(metav1.ConditionTrue))
 			placedOnAll(g, ns, []string{"member-1", "member-2"}, "ConfigMap/settings")
 		}).Should(Succeed())
 		works := func(g Gomega) []placementv1beta1.Work {
 			list := &placementv1beta1.WorkList{}
-			g.Expect(worksClient().List(ctx(), list, client.InNamespace("fleet-member-member-2"),
+			g.Expect(worksClient().List(framework.Ctx(), list, client.InNamespace("fleet-member-member-2"),
 				client.MatchingLabels{placementv1beta1.WorkspaceLabel: t.logicalCluster(g, "app")})).To(Succeed())
 			return list.Items
 		}
@@ -226,7 +227,7 @@ var _ = Describe("A cluster picked again while its earlier Work is still being r
 		By("unpicking member-2 while a finalizer there holds the ConfigMap: the Work waits until the syncer has removed it")
 		const hold = "test.fleetplane.io/hold"
 		mc := memberClient("member-2")
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"}}
+		cm := framework.ConfigMap(ns, "settings", nil)
 		update(mc, cm, func(cm *corev1.ConfigMap) { cm.Finalizers = append(cm.Finalizers, hold) })
 		released := false
 		release := func() {
@@ -255,7 +256,7 @@ var _ = Describe("A cluster picked again while its earlier Work is still being r
 			var synced metav1.Condition
 			for _, pcs := range t.getCRP(g, "app").Status.PerClusterPlacementStatuses {
 				if pcs.ClusterName == "member-2" {
-					synced = condition(pcs.Conditions, "WorkSynchronized")
+					synced = framework.Condition(pcs.Conditions, "WorkSynchronized")
 				}
 			}
 			g.Expect(synced.Status).To(Equal(metav1.ConditionFalse))
@@ -276,7 +277,7 @@ var _ = Describe("A cluster picked again while its earlier Work is still being r
 			g.Expect(works(g)).To(HaveLen(1))
 		}, 10*time.Second).Should(Succeed(), "the new binding's Work is written when the earlier one is gone")
 		Eventually(func(g Gomega) {
-			g.Expect(condition(t.getCRP(g, "app").Status.Conditions, "ClusterResourcePlacementAvailable").Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(framework.Condition(t.getCRP(g, "app").Status.Conditions, "ClusterResourcePlacementAvailable").Status).To(Equal(metav1.ConditionTrue))
 			placedOnAll(g, ns, []string{"member-1", "member-2"}, "ConfigMap/settings")
 		}).Should(Succeed())
 	})
@@ -285,16 +286,18 @@ var _ = Describe("A cluster picked again while its earlier Work is still being r
 var _ = Describe("A placement deleted before its member's syncer read its Work", Serial, func() {
 	It("is removed, and the syncer, back, applies nothing and leaves the member's own objects alone", func() {
 		t := newTeam("unread")
-		ns := uniqueName("app")
-		t.create(namespace(ns), configMap(ns, "settings", map[string]string{"version": "1"}))
+		ns := framework.UniqueName("app")
+		t.Create(framework.Ctx(), framework.Namespace(ns), framework.ConfigMap(ns, "settings", map[string]string{"version": "1"}))
 		By("giving member-2 objects of its own by the names the placement selects")
 		mc := memberClient("member-2")
-		Expect(mc.Create(ctx(), namespace(ns))).To(Succeed())
-		DeferCleanup(func() { Expect(client.IgnoreNotFound(mc.Delete(ctx(), namespace(ns)))).To(Succeed()) })
-		Expect(mc.Create(ctx(), configMap(ns, "settings", map[string]string{"owner": "member-2's admin"}))).To(Succeed())
+		Expect(mc.Create(framework.Ctx(), framework.Namespace(ns))).To(Succeed())
+		DeferCleanup(func() {
+			Expect(client.IgnoreNotFound(mc.Delete(framework.Ctx(), framework.Namespace(ns)))).To(Succeed())
+		})
+		Expect(mc.Create(framework.Ctx(), framework.ConfigMap(ns, "settings", map[string]string{"owner": "member-2's admin"}))).To(Succeed())
 		own := configMapOn(Default, "member-2", ns, "settings")
 
-		m2 := member("member-2")
+		m2 := members.Named("member-2")
 		By("placing and deleting while member-2's syncer is down")
 		Expect(m2.StopSyncer()).To(Succeed())
 		crp := newCRP("app", pickFixed("member-2"), namespaceSelector(ns))
@@ -303,14 +306,14 @@ var _ = Describe("A placement deleted before its member's syncer read its Work",
 		rejoined := false
 		DeferCleanup(func() {
 			if !rejoined {
-				Expect(hub.Join(ctx(), m2)).To(Succeed())
+				Expect(hub.Join(framework.Ctx(), m2)).To(Succeed())
 			}
-			Expect(hub.WaitMemberReady(ctx(), m2.Name)).To(Succeed())
+			Expect(hub.WaitMemberReady(framework.Ctx(), m2.Name)).To(Succeed())
 		})
 		var workspace string
 		works := func(g Gomega) []placementv1beta1.Work {
 			list := &placementv1beta1.WorkList{}
-			g.Expect(worksClient().List(ctx(), list, client.MatchingLabels{placementv1beta1.WorkspaceLabel: workspace})).To(Succeed())
+			g.Expect(worksClient().List(framework.Ctx(), list, client.MatchingLabels{placementv1beta1.WorkspaceLabel: workspace})).To(Succeed())
 			return list.Items
 		}
 		Eventually(func(g Gomega) {
@@ -322,9 +325,9 @@ var _ = Describe("A placement deleted before its member's syncer read its Work",
 		Expect(works(Default)).To(BeEmpty())
 
 		By("starting the syncer again")
-		Expect(hub.Join(ctx(), m2)).To(Succeed())
+		Expect(hub.Join(framework.Ctx(), m2)).To(Succeed())
 		rejoined = true
-		Expect(hub.WaitMemberReady(ctx(), m2.Name)).To(Succeed())
+		Expect(hub.WaitMemberReady(framework.Ctx(), m2.Name)).To(Succeed())
 		Consistently(func(g Gomega) {
 			g.Expect(placedIn(g, "member-2", ns)).To(HaveKey("ConfigMap/settings"))
 		}, 3*time.Second).Should(Succeed())
@@ -346,11 +349,11 @@ var _ = Describe("A member's API server down for 60 seconds", Serial, func() {
 		t.place(crp)
 		var before map[string]map[string]types.UID
 		Eventually(func(g Gomega) {
-			g.Expect(condition(t.getCRP(g, "app").Status.Conditions, "ClusterResourcePlacementAvailable").Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(framework.Condition(t.getCRP(g, "app").Status.Conditions, "ClusterResourcePlacementAvailable").Status).To(Equal(metav1.ConditionTrue))
 			before = placedOnAll(g, ns, allMembers(), "ConfigMap/settings")
 		}).Should(Succeed())
 
-		m3 := member("member-3")
+		m3 := members.Named("member-3")
 		applyErrors := func() float64 {
 			ms, err := localfleet.Scrape(m3.MetricsURL())
 			Expect(err).NotTo(HaveOccurred())
@@ -359,20 +362,20 @@ var _ = Describe("A member's API server down for 60 seconds", Serial, func() {
 		}
 		errorsBefore := applyErrors()
 		By("stopping member-3's API server and changing the app")
-		Expect(m3.Cluster.StopAPIServer(ctx())).To(Succeed())
+		Expect(m3.Cluster.StopAPIServer(framework.Ctx())).To(Succeed())
 		stopped, down := time.Now(), true
 		DeferCleanup(func() {
 			if down {
 				Expect(m3.Cluster.StartAPIServer()).To(Succeed())
 			}
 		})
-		update(t.c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"}}, func(cm *corev1.ConfigMap) {
+		update(t.Client, framework.ConfigMap(ns, "settings", nil), func(cm *corev1.ConfigMap) {
 			cm.Data = map[string]string{"version": "2"}
 		})
 		Eventually(func(g Gomega) {
 			crp := t.getCRP(g, "app")
 			for _, pcs := range crp.Status.PerClusterPlacementStatuses {
-				applied := condition(pcs.Conditions, "Applied")
+				applied := framework.Condition(pcs.Conditions, "Applied")
 				if pcs.ClusterName == "member-3" {
 					g.Expect(applied.Status).To(Equal(metav1.ConditionFalse), "the outage shows on member-3: %+v", applied)
 					g.Expect(pcs.FailedPlacements).NotTo(BeEmpty())
@@ -419,7 +422,7 @@ var _ = Describe("The hub's etcd restarted under the running hub", Serial, func(
 		pid := hub.Pid()
 
 		By("restarting etcd")
-		Expect(hubEtcd.Restart(ctx())).To(Succeed())
+		Expect(hubEtcd.Restart(framework.Ctx())).To(Succeed())
 		t.setVersion(ns, "2")
 		Eventually(func(g Gomega) {
 			expectAvailable(g, t.getCRP(g, "app"), allMembers(), selected, "1")
@@ -441,12 +444,12 @@ var _ = Describe("A member leaving a PickAll placement", Serial, func() {
 			expectAvailable(g, t.getCRP(g, "app"), allMembers(), selected, "0")
 		}).Should(Succeed())
 
-		m1 := member("member-1")
+		m1 := members.Named("member-1")
 		DeferCleanup(func() {
-			Expect(hub.Join(ctx(), m1)).To(Succeed())
-			Expect(hub.WaitMemberReady(ctx(), m1.Name)).To(Succeed())
+			Expect(hub.Join(framework.Ctx(), m1)).To(Succeed())
+			Expect(hub.WaitMemberReady(framework.Ctx(), m1.Name)).To(Succeed())
 		})
-		Expect(hub.Unjoin(ctx(), m1)).To(Succeed())
+		Expect(hub.Unjoin(framework.Ctx(), m1)).To(Succeed())
 		rest := []string{"member-2", "member-3", "member-4"}
 		Eventually(func(g Gomega) {
 			expectAvailable(g, t.getCRP(g, "app"), rest, selected, "0")
@@ -460,7 +463,7 @@ var _ = Describe("A member leaving a PickAll placement", Serial, func() {
 			for _, m := range rest {
 				g.Expect(settingsOn(g, m, ns)).To(Equal("2"), m)
 			}
-			g.Expect(configMapOn(g, "member-1", ns, "settings").Data).To(HaveKeyWithValue("team", t.path), "member-1 keeps the last version it had")
+			g.Expect(configMapOn(g, "member-1", ns, "settings").Data).To(HaveKeyWithValue("team", t.Path), "member-1 keeps the last version it had")
 		}).Should(Succeed())
 	})
 })

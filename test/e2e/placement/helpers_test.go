@@ -1,7 +1,6 @@
 package placement
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -14,13 +13,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
@@ -32,10 +29,6 @@ func mustJSON(v any) []byte {
 	return raw
 }
 
-func ctx() context.Context { return context.Background() }
-
-func uniqueName(prefix string) string { return prefix + "-" + framework.RandomSuffix() }
-
 func allMembers() []string {
 	var out []string
 	for _, m := range members {
@@ -43,8 +36,6 @@ func allMembers() []string {
 	}
 	return out
 }
-
-func member(name string) *localfleet.Member { return framework.MemberNamed(members, name) }
 
 // fleetClient is an admin client for root:fleet (member clusters, Work,
 // grants).
@@ -63,19 +54,12 @@ func worksClient() client.Reader {
 }
 
 func memberClient(name string) client.Client {
-	c, err := member(name).Client(scheme)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	return c
+	return framework.MemberClient(members.Named(name), scheme)
 }
 
-// team is a team workspace root:teams:<name> and a client of the team's
-// own identity: a service account that is cluster-admin in that workspace
-// and nowhere else (never the hub admin).
+// team is a framework.Team and the placements its spec created.
 type team struct {
-	path string
-	c    client.Client
-	// cfg is the team identity's config for its own workspace.
-	cfg *rest.Config
+	*framework.Team
 	// placed names the placements this spec created, in order.
 	placed []string
 }
@@ -83,14 +67,12 @@ type team struct {
 // platform is the platform workspace root:fleet as its admin sees it, for
 // specs of what only platform-wide placements may do.
 func platform() *team {
-	return &team{path: "root:fleet", c: fleetClient()}
+	return &team{Team: &framework.Team{Path: "root:fleet", Client: fleetClient()}}
 }
 
 // newTeam creates a team workspace of its own for a spec.
 func newTeam(prefix string) *team {
-	path, err := hub.CreateTeamWorkspace(ctx(), uniqueName(prefix))
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	return teamIn(path)
+	return &team{Team: framework.NewTeam(framework.Ctx(), hub, scheme, prefix)}
 }
 
 // teamOnEachShard creates a team workspace of its own on each shard of
@@ -101,33 +83,17 @@ func teamOnEachShard(prefix string) []*team {
 	}
 	teams := []*team{}
 	for i := range shards {
-		path, err := hub.CreateTeamWorkspaceOn(ctx(), uniqueName(prefix), localfleet.ShardName(i))
+		path, err := hub.CreateTeamWorkspaceOn(framework.Ctx(), framework.UniqueName(prefix), localfleet.ShardName(i))
 		ExpectWithOffset(1, err).NotTo(HaveOccurred())
-		teams = append(teams, teamIn(path))
+		teams = append(teams, &team{Team: framework.TeamIn(framework.Ctx(), hub, scheme, path)})
 	}
 	return teams
-}
-
-// teamIn gives a team workspace its team admin.
-func teamIn(path string) *team {
-	cfg, err := hub.TeamAdmin(ctx(), path, "team-admin")
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	return &team{path: path, c: c, cfg: cfg}
-}
-
-// create creates objects in the team's workspace.
-func (t *team) create(objs ...client.Object) {
-	for _, o := range objs {
-		ExpectWithOffset(1, t.c.Create(ctx(), o)).To(Succeed(), "creating %T %s in %s", o, o.GetName(), t.path)
-	}
 }
 
 // place creates a placement and releases it when the spec ends.
 func (t *team) place(p placementv1beta1.PlacementObj) {
 	released.waitFor(t, p)
-	ExpectWithOffset(1, t.c.Create(ctx(), p)).To(Succeed(), "creating placement %s in %s", p.GetName(), t.path)
+	ExpectWithOffset(1, t.Client.Create(framework.Ctx(), p)).To(Succeed(), "creating placement %s in %s", p.GetName(), t.Path)
 	t.placed = append(t.placed, p.GetName())
 	DeferCleanup(t.release, p)
 }
@@ -145,27 +111,27 @@ func (t *team) release(p placementv1beta1.PlacementObj) {
 		t.deletePlacement(p)
 		return
 	}
-	err := t.c.Delete(ctx(), p)
+	err := t.Client.Delete(framework.Ctx(), p)
 	if apierrors.IsNotFound(err) {
 		return // the spec deleted it itself and waited
 	}
-	Expect(err).NotTo(HaveOccurred(), "deleting placement %s in %s", p.GetName(), t.path)
+	Expect(err).NotTo(HaveOccurred(), "deleting placement %s in %s", p.GetName(), t.Path)
 	released.add(t, p)
 }
 
 func (t *team) deletePlacement(p placementv1beta1.PlacementObj) {
-	Expect(client.IgnoreNotFound(t.c.Delete(ctx(), p))).To(Succeed())
+	Expect(client.IgnoreNotFound(t.Client.Delete(framework.Ctx(), p))).To(Succeed())
 	// A placement of 10,000 objects takes minutes to remove from its member.
-	Eventually(func() bool { return t.placementGone(p) }).WithTimeout(6*time.Minute).Should(BeTrue(), "placement %s in %s is not deleted", p.GetName(), t.path)
+	Eventually(func() bool { return t.placementGone(p) }).WithTimeout(6*time.Minute).Should(BeTrue(), "placement %s in %s is not deleted", p.GetName(), t.Path)
 }
 
 func (t *team) placementGone(p placementv1beta1.PlacementObj) bool {
-	return apierrors.IsNotFound(t.c.Get(ctx(), client.ObjectKeyFromObject(p), p.DeepCopyObject().(client.Object)))
+	return apierrors.IsNotFound(t.Client.Get(framework.Ctx(), client.ObjectKeyFromObject(p), p.DeepCopyObject().(client.Object)))
 }
 
 func (t *team) getCRP(g Gomega, name string) *placementv1beta1.ClusterResourcePlacement {
 	crp := &placementv1beta1.ClusterResourcePlacement{}
-	g.ExpectWithOffset(1, t.c.Get(ctx(), client.ObjectKey{Name: name}, crp)).To(Succeed())
+	g.ExpectWithOffset(1, t.Client.Get(framework.Ctx(), client.ObjectKey{Name: name}, crp)).To(Succeed())
 	return crp
 }
 
@@ -173,17 +139,17 @@ func (t *team) getCRP(g Gomega, name string) *placementv1beta1.ClusterResourcePl
 // refreshed to the latest version before each change.
 func update[T client.Object](c client.Client, obj T, change func(T)) {
 	EventuallyWithOffset(1, func() error {
-		if err := c.Get(ctx(), client.ObjectKeyFromObject(obj), obj); err != nil {
+		if err := c.Get(framework.Ctx(), client.ObjectKeyFromObject(obj), obj); err != nil {
 			return err
 		}
 		change(obj)
-		return c.Update(ctx(), obj)
+		return c.Update(framework.Ctx(), obj)
 	}).Should(Succeed())
 }
 
 // updateCRP changes a placement's spec, retrying on conflicts.
 func (t *team) updateCRP(name string, change func(*placementv1beta1.ClusterResourcePlacement)) {
-	update(t.c, &placementv1beta1.ClusterResourcePlacement{ObjectMeta: metav1.ObjectMeta{Name: name}}, change)
+	update(t.Client, &placementv1beta1.ClusterResourcePlacement{ObjectMeta: metav1.ObjectMeta{Name: name}}, change)
 }
 
 // logicalCluster is the logical cluster of the team's workspace, as Work
@@ -196,7 +162,7 @@ func (t *team) logicalCluster(g Gomega, crp string) string {
 // snapshot.
 func (t *team) latestPolicySnapshot(g Gomega, crp string) *placementv1beta1.ClusterSchedulingPolicySnapshot {
 	list := &placementv1beta1.ClusterSchedulingPolicySnapshotList{}
-	g.ExpectWithOffset(1, t.c.List(ctx(), list, client.MatchingLabels{
+	g.ExpectWithOffset(1, t.Client.List(framework.Ctx(), list, client.MatchingLabels{
 		placementv1beta1.PlacementTrackingLabel: crp, placementv1beta1.IsLatestSnapshotLabel: "true",
 	})).To(Succeed())
 	g.ExpectWithOffset(1, list.Items).To(HaveLen(1), "latest policy snapshots of %s", crp)
@@ -216,7 +182,7 @@ func (t *team) decisions(g Gomega, crp string) map[string]placementv1beta1.Clust
 // bindings lists the placement's bindings that are not being deleted.
 func (t *team) bindings(g Gomega, crp string) []placementv1beta1.ClusterResourceBinding {
 	list := &placementv1beta1.ClusterResourceBindingList{}
-	g.ExpectWithOffset(1, t.c.List(ctx(), list, client.MatchingLabels{placementv1beta1.PlacementTrackingLabel: crp})).To(Succeed())
+	g.ExpectWithOffset(1, t.Client.List(framework.Ctx(), list, client.MatchingLabels{placementv1beta1.PlacementTrackingLabel: crp})).To(Succeed())
 	var out []placementv1beta1.ClusterResourceBinding
 	for _, b := range list.Items {
 		if b.DeletionTimestamp.IsZero() {
@@ -239,14 +205,6 @@ func (t *team) activeBindings(g Gomega, crp string) map[string]placementv1beta1.
 }
 
 // Objects.
-
-func namespace(name string) *corev1.Namespace {
-	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-}
-
-func configMap(ns, name string, data map[string]string) *corev1.ConfigMap {
-	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}
-}
 
 // deployment runs one pod without resource requests, so the members'
 // available CPU (a scheduling property) does not change.
@@ -281,8 +239,8 @@ func deploymentID(ns, name string) placementv1beta1.ResourceIdentifier {
 // "settings" (data: team=<workspace path>) and returns the resources a
 // placement of the namespace selects.
 func (t *team) appNamespace(prefix string) (string, []placementv1beta1.ResourceIdentifier) {
-	ns := uniqueName(prefix)
-	t.create(namespace(ns), configMap(ns, "settings", map[string]string{"team": t.path}))
+	ns := framework.UniqueName(prefix)
+	t.Create(framework.Ctx(), framework.Namespace(ns), framework.ConfigMap(ns, "settings", map[string]string{"team": t.Path}))
 	return ns, []placementv1beta1.ResourceIdentifier{namespaceID(ns), configMapID(ns, "settings")}
 }
 
@@ -323,13 +281,6 @@ func labelTerm(labels map[string]string) placementv1beta1.ClusterSelectorTerm {
 
 // Status.
 
-func condition(conds []metav1.Condition, t string) metav1.Condition {
-	if c := meta.FindStatusCondition(conds, t); c != nil {
-		return *c
-	}
-	return metav1.Condition{Type: t, Reason: "(absent)"}
-}
-
 func conditionPrefix(p placementv1beta1.PlacementObj) string {
 	if p.GetNamespace() == "" {
 		return "ClusterResourcePlacement"
@@ -366,7 +317,7 @@ func expectRolledOut(g Gomega, p placementv1beta1.PlacementObj, clusters []strin
 	st := p.GetPlacementStatus()
 	gen := p.GetGeneration()
 	for _, want := range placementConditions {
-		c := condition(st.Conditions, conditionPrefix(p)+want.suffix)
+		c := framework.Condition(st.Conditions, conditionPrefix(p)+want.suffix)
 		g.ExpectWithOffset(2, c.Status).To(Equal(metav1.ConditionTrue), "%s: %+v%s", c.Type, c, describeClusters(st))
 		g.ExpectWithOffset(2, c.Reason).To(Equal(want.reason), "%s: %+v", c.Type, c)
 		g.ExpectWithOffset(2, c.ObservedGeneration).To(Equal(gen), "%s: %+v", c.Type, c)
@@ -379,7 +330,7 @@ func expectRolledOut(g Gomega, p placementv1beta1.PlacementObj, clusters []strin
 		g.ExpectWithOffset(2, pcs.ObservedResourceIndex).To(Equal(index), "observedResourceIndex of %s", pcs.ClusterName)
 		g.ExpectWithOffset(2, pcs.FailedPlacements).To(BeEmpty(), "failedPlacements of %s", pcs.ClusterName)
 		for _, want := range placementConditions {
-			c := condition(pcs.Conditions, want.suffix)
+			c := framework.Condition(pcs.Conditions, want.suffix)
 			reason := want.perClusterReason
 			if want.suffix == "Available" {
 				reason = availableReason
@@ -398,7 +349,7 @@ func expectRolledOut(g Gomega, p placementv1beta1.PlacementObj, clusters []strin
 func expectOnlyOn(g Gomega, obj client.Object, clusters ...string) {
 	for _, m := range allMembers() {
 		got := obj.DeepCopyObject().(client.Object)
-		err := memberClient(m).Get(ctx(), client.ObjectKeyFromObject(obj), got)
+		err := memberClient(m).Get(framework.Ctx(), client.ObjectKeyFromObject(obj), got)
 		if slices.Contains(clusters, m) {
 			g.ExpectWithOffset(1, err).NotTo(HaveOccurred(), "%T %s on %s", obj, obj.GetName(), m)
 			// A namespace that is being deleted is on its way out.
@@ -412,15 +363,9 @@ func expectOnlyOn(g Gomega, obj client.Object, clusters ...string) {
 // expectGoneFrom checks that an object is absent from the named members.
 func expectGoneFrom(g Gomega, obj client.Object, clusters ...string) {
 	for _, m := range clusters {
-		err := memberClient(m).Get(ctx(), client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object))
+		err := memberClient(m).Get(framework.Ctx(), client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object))
 		g.ExpectWithOffset(1, apierrors.IsNotFound(err)).To(BeTrue(), "%T %s should be gone from %s: %v", obj, obj.GetName(), m, err)
 	}
-}
-
-func getMemberCluster(g Gomega, name string) *clusterv1beta1.MemberCluster {
-	mc := &clusterv1beta1.MemberCluster{}
-	g.ExpectWithOffset(1, fleetClient().Get(ctx(), client.ObjectKey{Name: name}, mc)).To(Succeed())
-	return mc
 }
 
 // selectedClusters lists the clusters the scheduler picked, sorted.
@@ -480,7 +425,7 @@ func describeClusters(st *placementv1beta1.PlacementStatus) string {
 // clientIn returns a client with the team's own identity for another
 // workspace, to show what the team cannot do there.
 func (t *team) clientIn(path string) client.Client {
-	cfg := rest.CopyConfig(t.cfg)
+	cfg := rest.CopyConfig(t.Config)
 	cfg.Host = hub.Config(path).Host
 	c, err := client.New(cfg, client.Options{Scheme: scheme, Mapper: fleetClient().RESTMapper()})
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 // hostileInput is bad input the hub cannot refuse at admission (the schema
@@ -98,12 +99,6 @@ func blob(ns, name string, bytes int) *unstructured.Unstructured {
 	return u
 }
 
-func typedConfigMap(ns, name string, data map[string]string) *corev1.ConfigMap {
-	cm := configMap(ns, name, data)
-	cm.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
-	return cm
-}
-
 var hostileCases = []TableEntry{
 	Entry("a kind the workspace does not serve", invalidSelectors(messages("the workspace does not serve hostile.example.com/v1, Kind=Widget; check group, version and kind")), hostileInput{
 		placement: func(ns, name string) placementv1beta1.PlacementObj {
@@ -151,7 +146,7 @@ var hostileCases = []TableEntry{
 	Entry("a ResourcePlacement in a reserved namespace", invalidSelectors(func(ns string) []string {
 		return []string{fmt.Sprintf("namespace fleet-%s is reserved on member clusters", ns), "put the placement and its objects in a namespace of your own"}
 	}), hostileInput{
-		objects: func(ns string) []client.Object { return []client.Object{namespace("fleet-" + ns)} },
+		objects: func(ns string) []client.Object { return []client.Object{framework.Namespace("fleet-" + ns)} },
 		placement: func(ns, name string) placementv1beta1.PlacementObj {
 			return rpOf("fleet-"+ns, name, selectKind("", "v1", "ConfigMap", ""))
 		}}),
@@ -178,7 +173,7 @@ var hostileCases = []TableEntry{
 	}), hostileInput{
 		objects: func(ns string) []client.Object {
 			return []client.Object{&placementv1beta1.ResourceEnvelope{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wrong"},
-				Data: map[string]placementv1beta1.EnvelopedObject{"cm.yaml": enveloped(typedConfigMap("elsewhere", "x", nil))}}}
+				Data: map[string]placementv1beta1.EnvelopedObject{"cm.yaml": enveloped(framework.ConfigMap("elsewhere", "x", nil))}}}
 		},
 		placement: func(ns, name string) placementv1beta1.PlacementObj {
 			return crpOf(ns, name, namespaceSelector(ns))
@@ -209,7 +204,7 @@ var hostileCases = []TableEntry{
 	}), hostileInput{
 		objects: func(ns string) []client.Object {
 			return []client.Object{&placementv1beta1.ResourceEnvelope{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "again"},
-				Data: map[string]placementv1beta1.EnvelopedObject{"cm.yaml": enveloped(typedConfigMap(ns, "settings", map[string]string{"from": "envelope"}))}}}
+				Data: map[string]placementv1beta1.EnvelopedObject{"cm.yaml": enveloped(framework.ConfigMap(ns, "settings", map[string]string{"from": "envelope"}))}}}
 		},
 		placement: func(ns, name string) placementv1beta1.PlacementObj {
 			return crpOf(ns, name, namespaceSelector(ns))
@@ -228,7 +223,7 @@ var _ = Describe("Hostile input", Ordered, func() {
 	expectCanaryServes := func() {
 		canaryChanges++
 		want := fmt.Sprint(canaryChanges)
-		update(canaryTeam.c, configMap(canaryNS, "canary", nil), func(cm *corev1.ConfigMap) { cm.Data = map[string]string{"change": want} })
+		update(canaryTeam.Client, framework.ConfigMap(canaryNS, "canary", nil), func(cm *corev1.ConfigMap) { cm.Data = map[string]string{"change": want} })
 		Eventually(func(g Gomega) {
 			for _, m := range allMembers() {
 				g.Expect(configMapOn(g, m, canaryNS, "canary").Data).To(HaveKeyWithValue("change", want), "on %s", m)
@@ -238,23 +233,23 @@ var _ = Describe("Hostile input", Ordered, func() {
 
 	BeforeAll(func() {
 		canaryTeam = newTeam("canary")
-		canaryNS = uniqueName("canary")
-		canaryTeam.create(namespace(canaryNS), configMap(canaryNS, "canary", nil))
+		canaryNS = framework.UniqueName("canary")
+		canaryTeam.Create(framework.Ctx(), framework.Namespace(canaryNS), framework.ConfigMap(canaryNS, "canary", nil))
 		canaryTeam.place(newCRP("canary", pickAll(), namespaceSelector(canaryNS)))
 		expectCanaryServes()
 		t = newTeam("hostile")
-		t.create(blobCRD())
+		t.Create(framework.Ctx(), blobCRD())
 	})
 
 	DescribeTable("is reported on the placement, naming what is wrong and how to fix it, while other placements keep working",
 		func(want report, tc hostileInput) {
-			ns := uniqueName("h")
-			t.create(namespace(ns), typedConfigMap(ns, "settings", map[string]string{"a": "b"}))
+			ns := framework.UniqueName("h")
+			t.Create(framework.Ctx(), framework.Namespace(ns), framework.ConfigMap(ns, "settings", map[string]string{"a": "b"}))
 			if tc.objects != nil {
 				Eventually(func() error {
 					for _, o := range tc.objects(ns) {
 						// The Blob kind may take a moment to be served.
-						if err := t.c.Create(ctx(), o); client.IgnoreAlreadyExists(err) != nil {
+						if err := t.Client.Create(framework.Ctx(), o); client.IgnoreAlreadyExists(err) != nil {
 							return err
 						}
 					}
@@ -265,12 +260,12 @@ var _ = Describe("Hostile input", Ordered, func() {
 			t.place(p)
 			prefix := conditionPrefix(p)
 			Eventually(func(g Gomega) {
-				g.Expect(t.c.Get(ctx(), client.ObjectKeyFromObject(p), p)).To(Succeed())
+				g.Expect(t.Client.Get(framework.Ctx(), client.ObjectKeyFromObject(p), p)).To(Succeed())
 				st := p.GetPlacementStatus()
-				c := condition(st.Conditions, prefix+want.condition)
+				c := framework.Condition(st.Conditions, prefix+want.condition)
 				if want.perCluster {
 					g.Expect(st.PerClusterPlacementStatuses).To(HaveLen(1), "%s", describeClusters(st))
-					c = condition(st.PerClusterPlacementStatuses[0].Conditions, want.condition)
+					c = framework.Condition(st.PerClusterPlacementStatuses[0].Conditions, want.condition)
 				}
 				g.Expect(c.Status).To(Equal(metav1.ConditionFalse), "%+v%s", c, describeClusters(st))
 				g.Expect(c.Reason).To(Equal(want.reason), "%+v", c)
@@ -282,8 +277,8 @@ var _ = Describe("Hostile input", Ordered, func() {
 		}, hostileCases)
 
 	It("places a placement whose name is at the 63-character limit", func() {
-		ns := uniqueName("long")
-		t.create(namespace(ns))
+		ns := framework.UniqueName("long")
+		t.Create(framework.Ctx(), framework.Namespace(ns))
 		name := strings.Repeat("n", 63)
 		p := newCRP(name, pickFixed("member-2"), namespaceSelector(ns))
 		t.place(p)
@@ -293,20 +288,20 @@ var _ = Describe("Hostile input", Ordered, func() {
 	})
 
 	It("places a namespace that does not exist yet once it is created, selecting nothing meanwhile", func() {
-		ns := uniqueName("later")
+		ns := framework.UniqueName("later")
 		t.place(newCRP("later", pickFixed("member-2"), namespaceSelector(ns)))
 		Eventually(func(g Gomega) {
 			st := t.getCRP(g, "later").Status
-			g.Expect(condition(st.Conditions, "ClusterResourcePlacementScheduled").Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(framework.Condition(st.Conditions, "ClusterResourcePlacementScheduled").Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(st.SelectedResources).To(BeEmpty())
 		}).Should(Succeed())
 		// One object at a time: created together, they may land in one
 		// snapshot or two.
-		t.create(namespace(ns))
+		t.Create(framework.Ctx(), framework.Namespace(ns))
 		Eventually(func(g Gomega) {
 			expectAvailable(g, t.getCRP(g, "later"), []string{"member-2"}, []placementv1beta1.ResourceIdentifier{namespaceID(ns)}, "1")
 		}).Should(Succeed())
-		t.create(configMap(ns, "settings", nil))
+		t.Create(framework.Ctx(), framework.ConfigMap(ns, "settings", nil))
 		Eventually(func(g Gomega) {
 			expectAvailable(g, t.getCRP(g, "later"), []string{"member-2"}, []placementv1beta1.ResourceIdentifier{namespaceID(ns), configMapID(ns, "settings")}, "2")
 		}).Should(Succeed())
@@ -314,10 +309,10 @@ var _ = Describe("Hostile input", Ordered, func() {
 
 	It("places 10,000 selected objects", func() {
 		const n = 10000
-		ns := uniqueName("many")
-		t.create(namespace(ns))
+		ns := framework.UniqueName("many")
+		t.Create(framework.Ctx(), framework.Namespace(ns))
 		By("creating the objects, 16 at a time")
-		cfg := rest.CopyConfig(t.cfg)
+		cfg := rest.CopyConfig(t.Config)
 		cfg.QPS = -1 // no client-side rate limit
 		c, err := client.New(cfg, client.Options{Scheme: scheme})
 		Expect(err).NotTo(HaveOccurred())
@@ -329,7 +324,7 @@ var _ = Describe("Hostile input", Ordered, func() {
 				defer GinkgoRecover()
 				defer wg.Done()
 				for i := w; i < n; i += 16 {
-					if err := c.Create(ctx(), configMap(ns, fmt.Sprintf("cm-%05d", i), map[string]string{"i": fmt.Sprint(i)})); err != nil {
+					if err := c.Create(framework.Ctx(), framework.ConfigMap(ns, fmt.Sprintf("cm-%05d", i), map[string]string{"i": fmt.Sprint(i)})); err != nil {
 						errs <- err
 					}
 				}
@@ -347,12 +342,12 @@ var _ = Describe("Hostile input", Ordered, func() {
 		Eventually(func(g Gomega) {
 			crp := t.getCRP(g, "many")
 			g.Expect(crp.Status.SelectedResources).To(HaveLen(n + 1))
-			c := condition(crp.Status.Conditions, "ClusterResourcePlacementAvailable")
+			c := framework.Condition(crp.Status.Conditions, "ClusterResourcePlacementAvailable")
 			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "%+v%s", c, describeClusters(&crp.Status))
 		}).WithTimeout(10 * time.Minute).Should(Succeed())
 		uids := func() map[string]types.UID {
 			list := &corev1.ConfigMapList{}
-			Expect(memberClient("member-2").List(ctx(), list, client.InNamespace(ns))).To(Succeed())
+			Expect(memberClient("member-2").List(framework.Ctx(), list, client.InNamespace(ns))).To(Succeed())
 			out := map[string]types.UID{}
 			for _, cm := range list.Items {
 				if strings.HasPrefix(cm.Name, "cm-") {
@@ -365,11 +360,11 @@ var _ = Describe("Hostile input", Ordered, func() {
 		Expect(before).To(HaveLen(n))
 
 		By("adding an object that sorts first: every snapshot shard, and so every Work, passes one object on to the next")
-		t.create(configMap(ns, "cm-00000a", nil))
+		t.Create(framework.Ctx(), framework.ConfigMap(ns, "cm-00000a", nil))
 		Eventually(func(g Gomega) {
 			crp := t.getCRP(g, "many")
 			g.Expect(crp.Status.SelectedResources).To(HaveLen(n + 2))
-			c := condition(crp.Status.Conditions, "ClusterResourcePlacementAvailable")
+			c := framework.Condition(crp.Status.Conditions, "ClusterResourcePlacementAvailable")
 			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "%+v%s", c, describeClusters(&crp.Status))
 			g.Expect(c.ObservedGeneration).To(Equal(crp.Generation))
 			g.Expect(crp.Status.ObservedResourceIndex).To(Equal("1"))

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 // bindInventory binds the cluster inventory API in the team's workspace,
@@ -21,9 +22,9 @@ func bindInventory(t *team) {
 		Spec: apisv1alpha2.APIBindingSpec{Reference: apisv1alpha2.BindingReference{
 			Export: &apisv1alpha2.ExportBindingReference{Path: "root:fleet", Name: "multicluster.x-k8s.io"}}},
 	}
-	ExpectWithOffset(1, t.c.Create(ctx(), b)).To(Succeed())
+	ExpectWithOffset(1, t.Client.Create(framework.Ctx(), b)).To(Succeed())
 	EventuallyWithOffset(1, func(g Gomega) {
-		g.Expect(t.c.Get(ctx(), client.ObjectKeyFromObject(b), b)).To(Succeed())
+		g.Expect(t.Client.Get(framework.Ctx(), client.ObjectKeyFromObject(b), b)).To(Succeed())
 		g.Expect(b.Status.Phase).To(Equal(apisv1alpha2.APIBindingPhaseBound))
 	}).Should(Succeed())
 }
@@ -31,7 +32,7 @@ func bindInventory(t *team) {
 // profiles lists the ClusterProfiles a client sees in fleet-system, by name.
 func profiles(g Gomega, c client.Client) map[string]inventoryv1alpha1.ClusterProfile {
 	list := &inventoryv1alpha1.ClusterProfileList{}
-	g.ExpectWithOffset(1, c.List(ctx(), list, client.InNamespace("fleet-system"))).To(Succeed())
+	g.ExpectWithOffset(1, c.List(framework.Ctx(), list, client.InNamespace("fleet-system"))).To(Succeed())
 	out := map[string]inventoryv1alpha1.ClusterProfile{}
 	for _, p := range list.Items {
 		out[p.Name] = p
@@ -45,18 +46,18 @@ var _ = Describe("The cluster inventory API", Serial, func() {
 		bindInventory(a)
 		bindInventory(b)
 		fc := fleetClient()
-		limitAllTeams(a.path)
+		limitAllTeams(a.Path)
 		canary := &tenancyv1alpha1.ClusterGrant{
-			ObjectMeta: metav1.ObjectMeta{Name: uniqueName("inventory-b")},
-			Spec: tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{b.path},
+			ObjectMeta: metav1.ObjectMeta{Name: framework.UniqueName("inventory-b")},
+			Spec: tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{b.Path},
 				ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "canary"}}},
 		}
-		Expect(fc.Create(ctx(), canary)).To(Succeed())
-		DeferCleanup(func() { Expect(client.IgnoreNotFound(fc.Delete(ctx(), canary))).To(Succeed()) })
+		Expect(fc.Create(framework.Ctx(), canary)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(fc.Delete(framework.Ctx(), canary))).To(Succeed()) })
 
 		Eventually(func(g Gomega) {
-			g.Expect(profiles(g, a.c)).To(HaveLen(len(allMembers())), "team A has every member")
-			seen := profiles(g, b.c)
+			g.Expect(profiles(g, a.Client)).To(HaveLen(len(allMembers())), "team A has every member")
+			seen := profiles(g, b.Client)
 			g.Expect(seen).To(HaveLen(1))
 			p, ok := seen["member-3"]
 			g.Expect(ok).To(BeTrue(), "team B sees its canary cluster: %v", seen)
@@ -65,12 +66,12 @@ var _ = Describe("The cluster inventory API", Serial, func() {
 			g.Expect(p.Labels).To(HaveKeyWithValue("env", "canary"), "the member's labels, for selectors")
 			g.Expect(p.Status.Version.Kubernetes).To(HavePrefix("v1."))
 			g.Expect(p.Status.Properties).To(ContainElement(HaveField("Name", "kubernetes-fleet.io/node-count")))
-			healthy := condition(p.Status.Conditions, inventoryv1alpha1.ClusterConditionControlPlaneHealthy)
+			healthy := framework.Condition(p.Status.Conditions, inventoryv1alpha1.ClusterConditionControlPlaneHealthy)
 			g.Expect(healthy.Status).To(Equal(metav1.ConditionTrue), "%+v", healthy)
 		}).Should(Succeed())
 
 		By("a team that did not bind the inventory API is not served it, and gets no profiles")
-		err := other.c.List(ctx(), &inventoryv1alpha1.ClusterProfileList{}, client.InNamespace("fleet-system"))
+		err := other.Client.List(framework.Ctx(), &inventoryv1alpha1.ClusterProfileList{}, client.InNamespace("fleet-system"))
 		Expect(meta.IsNoMatchError(err) || apierrors.IsNotFound(err)).To(BeTrue(), "listing ClusterProfiles unbound: %v", err)
 
 		By("the platform workspace has a profile for every member")
@@ -79,15 +80,15 @@ var _ = Describe("The cluster inventory API", Serial, func() {
 		By("a team cannot write its profiles")
 		forged := &inventoryv1alpha1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Namespace: "fleet-system", Name: "member-1"},
 			Spec: inventoryv1alpha1.ClusterProfileSpec{ClusterManager: inventoryv1alpha1.ClusterManager{Name: "Fleetplane"}}}
-		Expect(apierrors.IsForbidden(b.c.Create(ctx(), forged))).To(BeTrue(), "a team creating a ClusterProfile")
-		own := profiles(Default, b.c)["member-3"]
-		Expect(apierrors.IsForbidden(b.c.Delete(ctx(), &own))).To(BeTrue(), "a team deleting its ClusterProfile")
+		Expect(apierrors.IsForbidden(b.Client.Create(framework.Ctx(), forged))).To(BeTrue(), "a team creating a ClusterProfile")
+		own := profiles(Default, b.Client)["member-3"]
+		Expect(apierrors.IsForbidden(b.Client.Delete(framework.Ctx(), &own))).To(BeTrue(), "a team deleting its ClusterProfile")
 
 		By("widening team B's grant gives it every member's profile; removing it takes them away")
 		updateGrant(canary.Name, func(g *tenancyv1alpha1.ClusterGrant) { g.Spec.ClusterSelector = &metav1.LabelSelector{} })
-		Eventually(func(g Gomega) { g.Expect(profiles(g, b.c)).To(HaveLen(len(allMembers()))) }).Should(Succeed())
-		Expect(fc.Delete(ctx(), canary)).To(Succeed())
-		Eventually(func(g Gomega) { g.Expect(profiles(g, b.c)).To(BeEmpty()) }).Should(Succeed())
-		Expect(profiles(Default, a.c)).To(HaveLen(len(allMembers())), "team A keeps its own")
+		Eventually(func(g Gomega) { g.Expect(profiles(g, b.Client)).To(HaveLen(len(allMembers()))) }).Should(Succeed())
+		Expect(fc.Delete(framework.Ctx(), canary)).To(Succeed())
+		Eventually(func(g Gomega) { g.Expect(profiles(g, b.Client)).To(BeEmpty()) }).Should(Succeed())
+		Expect(profiles(Default, a.Client)).To(HaveLen(len(allMembers())), "team A keeps its own")
 	})
 })

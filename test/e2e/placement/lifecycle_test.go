@@ -18,8 +18,8 @@ import (
 var _ = Describe("Deleting a placement", func() {
 	It("removes what it placed from the members and its Work from the hub, and leaves the hub's objects alone", func() {
 		t := newTeam("delete")
-		ns := uniqueName("doomed")
-		t.create(namespace(ns), configMap(ns, "settings", map[string]string{"k": "v"}), deployment(ns, "web", "nginx:1.27"))
+		ns := framework.UniqueName("doomed")
+		t.Create(framework.Ctx(), framework.Namespace(ns), framework.ConfigMap(ns, "settings", map[string]string{"k": "v"}), deployment(ns, "web", "nginx:1.27"))
 		selected := []placementv1beta1.ResourceIdentifier{namespaceID(ns), configMapID(ns, "settings"), deploymentID(ns, "web")}
 		crp := newCRP("app", pickAll(labelTerm(map[string]string{"env": "prod"})), namespaceSelector(ns))
 		t.place(crp)
@@ -30,11 +30,11 @@ var _ = Describe("Deleting a placement", func() {
 			expectOnlyOn(g, deployment(ns, "web", ""), "member-1", "member-2")
 			ws = t.logicalCluster(g, "app")
 			works := &placementv1beta1.WorkList{}
-			g.Expect(worksClient().List(ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws})).To(Succeed())
+			g.Expect(worksClient().List(framework.Ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws})).To(Succeed())
 			g.Expect(works.Items).To(HaveLen(2))
 			// Internal objects keep none of the API server's field records.
 			bindings := &placementv1beta1.ClusterResourceBindingList{}
-			g.Expect(t.c.List(ctx(), bindings)).To(Succeed())
+			g.Expect(t.Client.List(framework.Ctx(), bindings)).To(Succeed())
 			for _, w := range works.Items {
 				g.Expect(w.ManagedFields).To(BeEmpty(), "Work %s", w.Name)
 			}
@@ -45,18 +45,18 @@ var _ = Describe("Deleting a placement", func() {
 
 		t.deletePlacement(crp)
 		Eventually(func(g Gomega) {
-			expectGoneFrom(g, namespace(ns), allMembers()...)
+			expectGoneFrom(g, framework.Namespace(ns), allMembers()...)
 			works := &placementv1beta1.WorkList{}
-			g.Expect(worksClient().List(ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws})).To(Succeed())
+			g.Expect(worksClient().List(framework.Ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws})).To(Succeed())
 			g.Expect(works.Items).To(BeEmpty())
 			bindings := &placementv1beta1.ClusterResourceBindingList{}
-			g.Expect(t.c.List(ctx(), bindings)).To(Succeed())
+			g.Expect(t.Client.List(framework.Ctx(), bindings)).To(Succeed())
 			g.Expect(bindings.Items).To(BeEmpty())
 			snaps := &placementv1beta1.ClusterResourceSnapshotList{}
-			g.Expect(t.c.List(ctx(), snaps)).To(Succeed())
+			g.Expect(t.Client.List(framework.Ctx(), snaps)).To(Succeed())
 			g.Expect(snaps.Items).To(BeEmpty())
 		}).Should(Succeed())
-		Expect(t.c.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, &corev1.ConfigMap{})).To(Succeed(), "the hub's own objects stay")
+		Expect(t.Client.Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, &corev1.ConfigMap{})).To(Succeed(), "the hub's own objects stay")
 	})
 })
 
@@ -75,18 +75,18 @@ var _ = Describe("Deleting a placement with deleteStrategy Abandon", func() {
 		t.deletePlacement(crp)
 		Eventually(func(g Gomega) {
 			works := &placementv1beta1.WorkList{}
-			g.Expect(worksClient().List(ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws})).To(Succeed())
+			g.Expect(worksClient().List(framework.Ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws})).To(Succeed())
 			g.Expect(works.Items).To(BeEmpty())
 		}).Should(Succeed())
 		mc := memberClient("member-2")
 		cm := &corev1.ConfigMap{}
 		Consistently(func(g Gomega) {
-			g.Expect(mc.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, cm)).To(Succeed())
+			g.Expect(mc.Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, cm)).To(Succeed())
 			g.Expect(cm.DeletionTimestamp.IsZero()).To(BeTrue())
 		}).WithTimeout(3 * time.Second).Should(Succeed())
-		Expect(cm.Data).To(HaveKeyWithValue("team", t.path))
+		Expect(cm.Data).To(HaveKeyWithValue("team", t.Path))
 		Expect(cm.OwnerReferences).To(BeEmpty(), "nothing on the member points at the fleet's AppliedWork any more")
-		DeferCleanup(func() { Expect(mc.Delete(ctx(), namespace(ns))).To(Succeed()) })
+		DeferCleanup(func() { Expect(mc.Delete(framework.Ctx(), framework.Namespace(ns))).To(Succeed()) })
 	})
 })
 
@@ -99,12 +99,12 @@ func placeLarge(applyStrategy *placementv1beta1.ApplyStrategy) {
 		size  = 700 * 1024
 	)
 	t := newTeam("large")
-	ns := uniqueName("large")
-	t.create(namespace(ns))
+	ns := framework.UniqueName("large")
+	t.Create(framework.Ctx(), framework.Namespace(ns))
 	selected := []placementv1beta1.ResourceIdentifier{namespaceID(ns)}
 	for i := 0; i < count; i++ {
 		name := fmt.Sprintf("blob-%d", i)
-		t.create(configMap(ns, name, map[string]string{"blob": strings.Repeat(string(rune('a'+i)), size)}))
+		t.Create(framework.Ctx(), framework.ConfigMap(ns, name, map[string]string{"blob": strings.Repeat(string(rune('a'+i)), size)}))
 		selected = append(selected, configMapID(ns, name))
 	}
 	crp := newCRP("large", pickFixed("member-1"), namespaceSelector(ns))
@@ -116,13 +116,13 @@ func placeLarge(applyStrategy *placementv1beta1.ApplyStrategy) {
 	}).WithTimeout(3 * time.Minute).Should(Succeed())
 
 	master := &placementv1beta1.ClusterResourceSnapshot{}
-	Expect(t.c.Get(ctx(), client.ObjectKey{Name: "large-0-snapshot"}, master)).To(Succeed())
+	Expect(t.Client.Get(framework.Ctx(), client.ObjectKey{Name: "large-0-snapshot"}, master)).To(Succeed())
 	n, err := strconv.Atoi(master.Annotations[placementv1beta1.NumberOfResourceSnapshotsAnnotation])
 	Expect(err).NotTo(HaveOccurred())
 	Expect(n).To(BeNumerically(">", 1), "the selection is split")
 	Expect(master.Labels).To(HaveKeyWithValue(placementv1beta1.IsLatestSnapshotLabel, "true"))
 	group := &placementv1beta1.ClusterResourceSnapshotList{}
-	Expect(t.c.List(ctx(), group, client.MatchingLabels{placementv1beta1.PlacementTrackingLabel: "large", placementv1beta1.ResourceIndexLabel: "0"})).To(Succeed())
+	Expect(t.Client.List(framework.Ctx(), group, client.MatchingLabels{placementv1beta1.PlacementTrackingLabel: "large", placementv1beta1.ResourceIndexLabel: "0"})).To(Succeed())
 	Expect(group.Items).To(HaveLen(n))
 	manifests := 0
 	for _, s := range group.Items {
@@ -131,14 +131,14 @@ func placeLarge(applyStrategy *placementv1beta1.ApplyStrategy) {
 	Expect(manifests).To(Equal(count+1), "every selected object is in exactly one shard")
 
 	works := &placementv1beta1.WorkList{}
-	Expect(worksClient().List(ctx(), works, client.InNamespace("fleet-member-member-1"),
+	Expect(worksClient().List(framework.Ctx(), works, client.InNamespace("fleet-member-member-1"),
 		client.MatchingLabels{placementv1beta1.WorkspaceLabel: t.logicalCluster(Default, "large")})).To(Succeed())
 	Expect(works.Items).To(HaveLen(n), "one Work per snapshot shard")
 
 	mc := memberClient("member-1")
 	for i := 0; i < count; i++ {
 		cm := &corev1.ConfigMap{}
-		Expect(mc.Get(ctx(), client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("blob-%d", i)}, cm)).To(Succeed())
+		Expect(mc.Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("blob-%d", i)}, cm)).To(Succeed())
 		Expect(cm.Data["blob"]).To(HaveLen(size))
 		Expect(cm.Data["blob"][:1]).To(Equal(string(rune('a' + i))))
 	}
@@ -171,44 +171,44 @@ var _ = Describe("Delete strategies", func() {
 			for i := 0; i < runs; i++ {
 				By(fmt.Sprintf("run %d of %d", i+1, runs))
 				ns, selected := t.appNamespace("strategy")
-				crp := newCRP(uniqueName("app"), pickFixed("member-2"), namespaceSelector(ns))
+				crp := newCRP(framework.UniqueName("app"), pickFixed("member-2"), namespaceSelector(ns))
 				crp.Spec.Strategy.DeleteStrategy = &placementv1beta1.DeleteStrategy{PropagationPolicy: d.strategy}
-				Expect(t.c.Create(ctx(), crp)).To(Succeed())
+				Expect(t.Client.Create(framework.Ctx(), crp)).To(Succeed())
 				Eventually(func(g Gomega) {
 					expectAvailable(g, t.getCRP(g, crp.Name), []string{"member-2"}, selected, "0")
 				}).Should(Succeed())
 				ws := t.logicalCluster(Default, crp.Name)
 
-				Expect(t.c.Delete(ctx(), crp)).To(Succeed())
+				Expect(t.Client.Delete(framework.Ctx(), crp)).To(Succeed())
 				if d.force {
 					Eventually(func() error {
-						if err := t.c.Get(ctx(), client.ObjectKeyFromObject(crp), crp); err != nil {
+						if err := t.Client.Get(framework.Ctx(), client.ObjectKeyFromObject(crp), crp); err != nil {
 							return client.IgnoreNotFound(err)
 						}
 						crp.Finalizers = nil
-						return t.c.Update(ctx(), crp)
+						return t.Client.Update(framework.Ctx(), crp)
 					}).Should(Succeed())
 				}
 				Eventually(func(g Gomega) {
 					works := &placementv1beta1.WorkList{}
-					g.Expect(worksClient().List(ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws,
+					g.Expect(worksClient().List(framework.Ctx(), works, client.MatchingLabels{placementv1beta1.WorkspaceLabel: ws,
 						placementv1beta1.PlacementTrackingLabel: crp.Name})).To(Succeed())
 					g.Expect(works.Items).To(BeEmpty())
 				}).Should(Succeed())
 				if d.strategy == placementv1beta1.DeletePropagationPolicyDelete {
-					Eventually(func(g Gomega) { expectGoneFrom(g, namespace(ns), "member-2") }).Should(Succeed())
+					Eventually(func(g Gomega) { expectGoneFrom(g, framework.Namespace(ns), "member-2") }).Should(Succeed())
 					continue
 				}
-				for _, o := range []client.Object{namespace(ns), configMap(ns, "settings", nil)} {
+				for _, o := range []client.Object{framework.Namespace(ns), framework.ConfigMap(ns, "settings", nil)} {
 					got := o.DeepCopyObject().(client.Object)
-					Expect(memberClient("member-2").Get(ctx(), client.ObjectKeyFromObject(o), got)).To(Succeed(), "%T %s is kept", o, o.GetName())
+					Expect(memberClient("member-2").Get(framework.Ctx(), client.ObjectKeyFromObject(o), got)).To(Succeed(), "%T %s is kept", o, o.GetName())
 					Expect(got.GetDeletionTimestamp().IsZero()).To(BeTrue(), "%T %s is not being deleted", o, o.GetName())
 					Expect(got.GetOwnerReferences()).To(BeEmpty(), "%T %s points at no AppliedWork", o, o.GetName())
 					for k := range got.GetAnnotations() {
 						Expect(k).NotTo(HavePrefix("fleetplane.io/"), "%T %s", o, o.GetName())
 					}
 				}
-				Expect(memberClient("member-2").Delete(ctx(), namespace(ns))).To(Succeed())
+				Expect(memberClient("member-2").Delete(framework.Ctx(), framework.Namespace(ns))).To(Succeed())
 			}
 		},
 		// make test runs each 5 times (a run of Delete waits ~6 s for the

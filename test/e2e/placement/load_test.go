@@ -19,12 +19,6 @@ import (
 // members.
 const loadRunLabel = "fleetplane.test/load-run"
 
-func hubUsage(g Gomega) localfleet.Usage {
-	u, err := hub.Usage()
-	g.Expect(err).NotTo(HaveOccurred())
-	return u
-}
-
 var _ = Describe("Load", Serial, func() {
 	It("converges when five teams create placements at once while two members join and one leaves; the hub's memory returns to where it was", func(sctx SpecContext) {
 		// make test runs 5 × 20 (on two cores 5 × 100 takes 20 minutes);
@@ -34,15 +28,15 @@ var _ = Describe("Load", Serial, func() {
 		var before localfleet.Usage
 		var goroutinesBefore localfleet.Goroutines
 		Eventually(func(g Gomega) {
-			before = hubUsage(g)
+			before = framework.HubUsage(g, hub)
 			var err error
 			goroutinesBefore, _, err = hub.Goroutines()
 			g.Expect(err).NotTo(HaveOccurred())
 			time.Sleep(5 * time.Second)
-			g.Expect(hubUsage(g).Goroutines).To(BeNumerically("~", before.Goroutines, 20))
+			g.Expect(framework.HubUsage(g, hub).Goroutines).To(BeNumerically("~", before.Goroutines, 20))
 		}).WithTimeout(2 * time.Minute).Should(Succeed())
 		GinkgoWriter.Printf("hub before: %s\n", before)
-		run := uniqueName("load")
+		run := framework.UniqueName("load")
 		name := func(i int) string { return fmt.Sprintf("p-%03d", i) }
 		nsOf := func(t int, i int) string { return fmt.Sprintf("%s-%d-%03d", run, t, i) }
 		// Two in five placements go to every member, the others to two.
@@ -56,7 +50,7 @@ var _ = Describe("Load", Serial, func() {
 		// Deleting a team's workspace deletes its placements too.
 		deleteTeams := func() {
 			framework.InParallel(ts, 0, func(t *team) {
-				Expect(hub.DeleteTeamWorkspace(ctx(), strings.TrimPrefix(t.path, "root:teams:"))).To(Succeed())
+				Expect(hub.DeleteTeamWorkspace(framework.Ctx(), strings.TrimPrefix(t.Path, "root:teams:"))).To(Succeed())
 			})
 		}
 		DeferCleanup(deleteTeams)
@@ -66,20 +60,20 @@ var _ = Describe("Load", Serial, func() {
 		}
 		framework.InParallel(indexes, 0, func(ti int) {
 			for i := range perTeam {
-				ns := namespace(nsOf(ti, i))
+				ns := framework.Namespace(nsOf(ti, i))
 				ns.Labels = map[string]string{loadRunLabel: run}
-				ts[ti].create(ns, configMap(ns.Name, "settings", map[string]string{"version": "1"}))
+				ts[ti].Create(framework.Ctx(), ns, framework.ConfigMap(ns.Name, "settings", map[string]string{"version": "1"}))
 			}
 		})
 
 		By("creating the placements, while member-5 and member-6 join and member-3 leaves")
-		m3 := member("member-3")
+		m3 := members.Named("member-3")
 		var joined []*localfleet.Member
 		m3Left := false
 		// The fleet as it was, for the memory check and the next specs.
 		restoreMembers := func() {
 			for _, m := range joined {
-				Expect(hub.Unjoin(ctx(), m)).To(Succeed())
+				Expect(hub.Unjoin(framework.Ctx(), m)).To(Succeed())
 				// A member component that exited under the load (the
 				// members share two cores with the hub) is not Fleetplane's
 				// doing: shown, not failed on.
@@ -89,8 +83,8 @@ var _ = Describe("Load", Serial, func() {
 			}
 			joined = nil
 			if m3Left {
-				Expect(hub.Join(ctx(), m3)).To(Succeed())
-				Expect(hub.WaitMemberReady(ctx(), m3.Name)).To(Succeed())
+				Expect(hub.Join(framework.Ctx(), m3)).To(Succeed())
+				Expect(hub.WaitMemberReady(framework.Ctx(), m3.Name)).To(Succeed())
 				m3Left = false
 			}
 		}
@@ -105,7 +99,7 @@ var _ = Describe("Load", Serial, func() {
 						if pickAllAt(i) {
 							policy = pickAll()
 						}
-						Expect(ts[ti].c.Create(ctx(), newCRP(name(i), policy, namespaceSelector(nsOf(ti, i))))).To(Succeed())
+						Expect(ts[ti].Client.Create(framework.Ctx(), newCRP(name(i), policy, namespaceSelector(nsOf(ti, i))))).To(Succeed())
 					}
 				})
 			},
@@ -119,7 +113,7 @@ var _ = Describe("Load", Serial, func() {
 			},
 			func() {
 				m3Left = true
-				Expect(hub.Unjoin(ctx(), m3)).To(Succeed())
+				Expect(hub.Unjoin(framework.Ctx(), m3)).To(Succeed())
 			},
 		}, 0, func(f func()) { f() })
 		everywhere := []string{"member-1", "member-2", "member-4", "member-5", "member-6"}
@@ -182,12 +176,12 @@ var _ = Describe("Load", Serial, func() {
 		}
 		for m, c := range clients {
 			namespaces := &corev1.NamespaceList{}
-			Expect(c.List(ctx(), namespaces, client.MatchingLabels{loadRunLabel: run})).To(Succeed())
+			Expect(c.List(framework.Ctx(), namespaces, client.MatchingLabels{loadRunLabel: run})).To(Succeed())
 			var got []string
 			for _, ns := range namespaces.Items {
 				got = append(got, ns.Name)
 				cm := &corev1.ConfigMap{}
-				Expect(c.Get(ctx(), client.ObjectKey{Namespace: ns.Name, Name: "settings"}, cm)).To(Succeed())
+				Expect(c.Get(framework.Ctx(), client.ObjectKey{Namespace: ns.Name, Name: "settings"}, cm)).To(Succeed())
 				Expect(cm.Data).To(HaveKeyWithValue("version", "2"), "ConfigMap settings in %s on %s", ns.Name, m)
 			}
 			Expect(got).To(ConsistOf(want[m]), "the namespaces of this run on %s", m)
@@ -196,12 +190,12 @@ var _ = Describe("Load", Serial, func() {
 		By("deleting the placements and the teams: the hub's memory returns to where it was")
 		framework.InParallel(ts, 0, func(t *team) {
 			for i := range perTeam {
-				Expect(t.c.Delete(ctx(), newCRP(name(i), nil))).To(Succeed())
+				Expect(t.Client.Delete(framework.Ctx(), newCRP(name(i), nil))).To(Succeed())
 			}
 			Eventually(func(g Gomega) {
 				left := &placementv1beta1.ClusterResourcePlacementList{}
-				g.Expect(t.c.List(ctx(), left)).To(Succeed())
-				g.Expect(left.Items).To(BeEmpty(), "placements of %s not deleted yet", t.path)
+				g.Expect(t.Client.List(framework.Ctx(), left)).To(Succeed())
+				g.Expect(left.Items).To(BeEmpty(), "placements of %s not deleted yet", t.Path)
 			}).WithTimeout(within).WithPolling(5 * time.Second).Should(Succeed())
 		})
 		deleteTeams()
@@ -211,7 +205,7 @@ var _ = Describe("Load", Serial, func() {
 		// and has not yet returned to the system is not counted.
 		var after localfleet.Usage
 		Eventually(func(g Gomega) {
-			after = hubUsage(g)
+			after = framework.HubUsage(g, hub)
 			g.Expect(after.Live).To(BeNumerically("<=", before.Live*1.1), "live heap: before %s, now %s", before, after)
 			g.Expect(after.InUse()).To(BeNumerically("<=", before.InUse()*1.15), "resident memory in use: before %s, now %s", before, after)
 			gs, _, err := hub.Goroutines()

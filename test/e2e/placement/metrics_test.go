@@ -8,13 +8,14 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/fleetplane/fleetplane/internal/localfleet"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 var _ = Describe("Metrics", func() {
 	It("the hub and the syncers report scheduling, rollouts, queues, heartbeats, Work applies and API requests", func() {
 		t := newTeam("metrics")
 		ns, selected := t.appNamespace("metrics")
-		crp := newCRP(uniqueName("metrics"), pickFixed("member-1", "member-3"), namespaceSelector(ns))
+		crp := newCRP(framework.UniqueName("metrics"), pickFixed("member-1", "member-3"), namespaceSelector(ns))
 		t.place(crp)
 		Eventually(func(g Gomega) {
 			expectAvailable(g, t.getCRP(g, crp.Name), []string{"member-1", "member-3"}, selected, "0")
@@ -39,9 +40,9 @@ var _ = Describe("Metrics", func() {
 			}
 		}).Should(Succeed())
 
-		By("the syncer of member-1: " + member("member-1").MetricsURL())
+		By("the syncer of member-1: " + members.Named("member-1").MetricsURL())
 		Eventually(func(g Gomega) {
-			m, err := localfleet.Scrape(member("member-1").MetricsURL())
+			m, err := localfleet.Scrape(members.Named("member-1").MetricsURL())
 			g.Expect(err).NotTo(HaveOccurred())
 			expectPositive(g, m, "fleet_work_apply_duration_seconds", map[string]string{"member": "member-1"})
 			expectPositive(g, m, "fleet_manifests_applied_total", map[string]string{"member": "member-1", "result": "applied"})

@@ -14,6 +14,7 @@ import (
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/controllers/override"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 func jsonPatch(op placementv1beta1.JSONPatchOverrideOperator, path string, value any) placementv1beta1.JSONPatchOverride {
@@ -56,7 +57,7 @@ func selectConfigMap(name string) placementv1beta1.ResourceSelector {
 
 func configMapOn(g Gomega, m, ns, name string) *corev1.ConfigMap {
 	cm := &corev1.ConfigMap{}
-	g.ExpectWithOffset(1, memberClient(m).Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, cm)).To(Succeed(), "ConfigMap %s/%s on %s", ns, name, m)
+	g.ExpectWithOffset(1, memberClient(m).Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: name}, cm)).To(Succeed(), "ConfigMap %s/%s on %s", ns, name, m)
 	return cm
 }
 
@@ -70,10 +71,10 @@ type applied struct {
 // cluster lists, once the placement is Available.
 func expectOverridden(g Gomega, crp *placementv1beta1.ClusterResourcePlacement, want map[string]applied) {
 	st := crp.Status
-	c := condition(st.Conditions, string(placementv1beta1.ClusterResourcePlacementOverriddenConditionType))
+	c := framework.Condition(st.Conditions, string(placementv1beta1.ClusterResourcePlacementOverriddenConditionType))
 	g.ExpectWithOffset(1, c.Status).To(Equal(metav1.ConditionTrue), "%+v", c)
 	g.ExpectWithOffset(1, c.Reason).To(Equal(placementv1beta1.OverriddenSucceededReason), "%+v", c)
-	available := condition(st.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType))
+	available := framework.Condition(st.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType))
 	g.ExpectWithOffset(1, available.Status).To(Equal(metav1.ConditionTrue), "%+v%s", available, describeClusters(&st))
 	g.ExpectWithOffset(1, available.ObservedGeneration).To(Equal(crp.Generation))
 	var clusters []string
@@ -86,7 +87,7 @@ func expectOverridden(g Gomega, crp *placementv1beta1.ClusterResourcePlacement, 
 		if len(w.cro)+len(w.ro) == 0 {
 			reason = placementv1beta1.OverrideNotSpecifiedReason
 		}
-		c := condition(pcs.Conditions, string(placementv1beta1.PerClusterOverriddenConditionType))
+		c := framework.Condition(pcs.Conditions, string(placementv1beta1.PerClusterOverriddenConditionType))
 		g.ExpectWithOffset(1, c.Status).To(Equal(metav1.ConditionTrue), "Overridden on %s: %+v", pcs.ClusterName, c)
 		g.ExpectWithOffset(1, c.Reason).To(Equal(reason), "Overridden on %s: %+v", pcs.ClusterName, c)
 	}
@@ -97,7 +98,7 @@ func expectOverridden(g Gomega, crp *placementv1beta1.ClusterResourcePlacement, 
 // a ResourceOverride.
 func invalidOverrideEvents(g Gomega, t *team, ns, name string) []string {
 	events := &corev1.EventList{}
-	g.ExpectWithOffset(1, t.c.List(ctx(), events, client.InNamespace(ns))).To(Succeed())
+	g.ExpectWithOffset(1, t.Client.List(framework.Ctx(), events, client.InNamespace(ns))).To(Succeed())
 	var messages []string
 	for _, e := range events.Items {
 		if e.InvolvedObject.Name == name && e.Reason == override.InvalidOverrideReason {
@@ -110,12 +111,12 @@ func invalidOverrideEvents(g Gomega, t *team, ns, name string) []string {
 var _ = Describe("Overrides", func() {
 	It("render each cluster's copy: variables, rules per cluster label, ResourceOverride over ClusterResourceOverride, Delete", func() {
 		t := newTeam("overrides")
-		ns := uniqueName("app")
+		ns := framework.UniqueName("app")
 		labelled := func(cm *corev1.ConfigMap) *corev1.ConfigMap {
 			cm.Labels = map[string]string{"app": "demo"}
 			return cm
 		}
-		t.create(namespace(ns), labelled(configMap(ns, "settings", map[string]string{"color": "blue"})), labelled(configMap(ns, "extra", map[string]string{"a": "b"})))
+		t.Create(framework.Ctx(), framework.Namespace(ns), labelled(framework.ConfigMap(ns, "settings", map[string]string{"color": "blue"})), labelled(framework.ConfigMap(ns, "extra", map[string]string{"a": "b"})))
 		cro := &placementv1beta1.ClusterResourceOverride{
 			ObjectMeta: metav1.ObjectMeta{Name: "by-env"},
 			Spec: placementv1beta1.ClusterResourceOverrideSpec{
@@ -136,7 +137,7 @@ var _ = Describe("Overrides", func() {
 			patchRule(onClusters(nil), jsonPatch("add", "/metadata/labels/cluster", "${MEMBER-CLUSTER-NAME}-ro"), jsonPatch("replace", "/data/color", "${MEMBER-CLUSTER-LABEL-KEY-region}")))
 		// The other ConfigMap stays off staging clusters.
 		extra := resourceOverride(ns, "extra", []placementv1beta1.ResourceSelector{selectConfigMap("extra")}, deleteRule(onClusters(map[string]string{"env": "staging"})))
-		t.create(cro, settings, extra)
+		t.Create(framework.Ctx(), cro, settings, extra)
 		t.place(newCRP("app", nil, namespaceSelector(ns)))
 
 		roSettings := []placementv1beta1.NamespacedName{{Namespace: ns, Name: "settings-0"}}
@@ -153,9 +154,9 @@ var _ = Describe("Overrides", func() {
 				g.Expect(settings.Data).To(HaveKeyWithValue("color", region), "on %s", m)
 				g.Expect(settings.Labels).To(HaveKeyWithValue("cluster", m+"-ro"), "the ResourceOverride wins on %s", m)
 				nsOn := &corev1.Namespace{}
-				g.Expect(memberClient(m).Get(ctx(), client.ObjectKey{Name: ns}, nsOn)).To(Succeed())
+				g.Expect(memberClient(m).Get(framework.Ctx(), client.ObjectKey{Name: ns}, nsOn)).To(Succeed())
 				extraOn := &corev1.ConfigMap{}
-				err := memberClient(m).Get(ctx(), client.ObjectKey{Namespace: ns, Name: "extra"}, extraOn)
+				err := memberClient(m).Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "extra"}, extraOn)
 				if m == "member-4" {
 					g.Expect(err).To(HaveOccurred(), "the Delete override keeps extra off %s", m)
 					g.Expect(nsOn.Labels).NotTo(HaveKey("cluster"))
@@ -174,12 +175,12 @@ var _ = Describe("Overrides", func() {
 
 		By("the hub's own copy is untouched")
 		hubSettings := &corev1.ConfigMap{}
-		Expect(t.c.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, hubSettings)).To(Succeed())
+		Expect(t.Client.Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, hubSettings)).To(Succeed())
 		Expect(hubSettings.Data).To(Equal(map[string]string{"color": "blue"}))
 		Expect(hubSettings.Labels).To(Equal(map[string]string{"app": "demo"}))
 
 		By("deleting the Delete override places the ConfigMap on the staging cluster too")
-		Expect(t.c.Delete(ctx(), extra)).To(Succeed())
+		Expect(t.Client.Delete(framework.Ctx(), extra)).To(Succeed())
 		Eventually(func(g Gomega) {
 			expectOverridden(g, t.getCRP(g, "app"), map[string]applied{
 				"member-1": {cro: []string{"by-env-0"}, ro: roSettings}, "member-2": {cro: []string{"by-env-0"}, ro: roSettings},
@@ -187,15 +188,15 @@ var _ = Describe("Overrides", func() {
 			})
 			configMapOn(g, "member-4", ns, "extra")
 			snaps := &placementv1beta1.ResourceOverrideSnapshotList{}
-			g.Expect(t.c.List(ctx(), snaps, client.InNamespace(ns), client.MatchingLabels{placementv1beta1.OverrideTrackingLabel: "extra"})).To(Succeed())
+			g.Expect(t.Client.List(framework.Ctx(), snaps, client.InNamespace(ns), client.MatchingLabels{placementv1beta1.OverrideTrackingLabel: "extra"})).To(Succeed())
 			g.Expect(snaps.Items).To(BeEmpty(), "the deleted override's snapshots are gone")
 		}).Should(Succeed())
 	})
 
 	It("roll out through the placement's strategy: a bad override stops at one cluster with maxUnavailable 1, a fixed one reaches all", func() {
 		t := newTeam("override-rollout")
-		ns := uniqueName("web")
-		t.create(namespace(ns), deployment(ns, "web", "nginx:1.27"))
+		ns := framework.UniqueName("web")
+		t.Create(framework.Ctx(), framework.Namespace(ns), deployment(ns, "web", "nginx:1.27"))
 		crp := newCRP("web", pickAll(placementv1beta1.ClusterSelectorTerm{LabelSelector: &metav1.LabelSelector{
 			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpIn, Values: []string{"prod", "canary"}}},
 		}}), namespaceSelector(ns))
@@ -213,7 +214,7 @@ var _ = Describe("Overrides", func() {
 		By("an override that asks for a node no member has")
 		ro := resourceOverride(ns, "web", []placementv1beta1.ResourceSelector{{Group: "apps", Version: "v1", Kind: "Deployment", Name: "web"}},
 			patchRule(onClusters(nil), jsonPatch("add", "/spec/template/spec/nodeSelector", map[string]string{"fleetplane.io/no-such-node": "true"})))
-		t.create(ro)
+		t.Create(framework.Ctx(), ro)
 		stuck := func(g Gomega) {
 			var overridden []string
 			for cluster, b := range t.activeBindings(g, "web") {
@@ -229,14 +230,14 @@ var _ = Describe("Overrides", func() {
 			g.Expect(overridden).To(HaveLen(1), "exactly one cluster gets the override")
 			crp := t.getCRP(g, "web")
 			g.Expect(crp.Status.ObservedResourceIndex).To(Equal("0"), "an override change is no new resource snapshot")
-			started := condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementRolloutStartedConditionType))
+			started := framework.Condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementRolloutStartedConditionType))
 			g.Expect(started.Status).To(Equal(metav1.ConditionFalse), "%+v", started)
 		}
 		Eventually(stuck).Should(Succeed())
 		Consistently(stuck, "5s", "500ms").Should(Succeed())
 
 		By("fixing the override")
-		update(t.c, ro, func(ro *placementv1beta1.ResourceOverride) {
+		update(t.Client, ro, func(ro *placementv1beta1.ResourceOverride) {
 			ro.Spec.Policy.OverrideRules = []placementv1beta1.OverrideRule{
 				patchRule(onClusters(nil), jsonPatch("add", "/spec/template/metadata/labels/cluster", "${MEMBER-CLUSTER-NAME}")),
 			}
@@ -254,7 +255,7 @@ var _ = Describe("Overrides", func() {
 		}).Should(Succeed())
 
 		By("deleting the override rolls it back everywhere")
-		Expect(t.c.Delete(ctx(), ro)).To(Succeed())
+		Expect(t.Client.Delete(framework.Ctx(), ro)).To(Succeed())
 		Eventually(func(g Gomega) {
 			expectAvailable(g, t.getCRP(g, "web"), targets, selected, "0")
 			for _, m := range targets {
@@ -268,40 +269,40 @@ var _ = Describe("Overrides", func() {
 		ns, _ := t.appNamespace("app")
 		first := resourceOverride(ns, "first", []placementv1beta1.ResourceSelector{selectConfigMap("settings")},
 			patchRule(onClusters(nil), jsonPatch("add", "/data/first", "yes")))
-		t.create(first)
+		t.Create(framework.Ctx(), first)
 		Eventually(func(g Gomega) {
-			g.Expect(t.c.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "first-0"}, &placementv1beta1.ResourceOverrideSnapshot{})).To(Succeed())
+			g.Expect(t.Client.Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "first-0"}, &placementv1beta1.ResourceOverrideSnapshot{})).To(Succeed())
 		}).Should(Succeed())
 		second := resourceOverride(ns, "second", []placementv1beta1.ResourceSelector{selectConfigMap("settings")},
 			patchRule(onClusters(nil), jsonPatch("remove", "/data/team", "a value")))
-		t.create(second)
+		t.Create(framework.Ctx(), second)
 		Eventually(func(g Gomega) {
 			g.Expect(invalidOverrideEvents(g, t, ns, "second")).To(ContainElement(ContainSubstring("a remove operation takes no value")))
 		}).Should(Succeed())
 
 		By("once its value is gone, it still selects what an older override selects")
-		update(t.c, second, func(ro *placementv1beta1.ResourceOverride) {
+		update(t.Client, second, func(ro *placementv1beta1.ResourceOverride) {
 			ro.Spec.Policy.OverrideRules[0].JSONPatchOverrides[0].Value = apiextensionsv1.JSON{}
 		})
 		Eventually(func(g Gomega) {
 			g.Expect(invalidOverrideEvents(g, t, ns, "second")).To(ContainElement(ContainSubstring("ResourceOverride second selects v1 ConfigMap settings, which ResourceOverride first already selects")))
 		}).Should(Succeed())
 		snaps := &placementv1beta1.ResourceOverrideSnapshotList{}
-		Expect(t.c.List(ctx(), snaps, client.InNamespace(ns), client.MatchingLabels{placementv1beta1.OverrideTrackingLabel: "second"})).To(Succeed())
+		Expect(t.Client.List(framework.Ctx(), snaps, client.InNamespace(ns), client.MatchingLabels{placementv1beta1.OverrideTrackingLabel: "second"})).To(Succeed())
 		Expect(snaps.Items).To(BeEmpty())
 
 		By("a patch that cannot apply fails the placement's Overridden condition, naming the override, rule and path")
-		update(t.c, first, func(ro *placementv1beta1.ResourceOverride) {
+		update(t.Client, first, func(ro *placementv1beta1.ResourceOverride) {
 			ro.Spec.Policy.OverrideRules[0].JSONPatchOverrides[0] = jsonPatch("replace", "/data/missing", "x")
 		})
 		t.place(newCRP("app", pickFixed("member-1"), namespaceSelector(ns)))
 		Eventually(func(g Gomega) {
 			crp := t.getCRP(g, "app")
-			c := condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementOverriddenConditionType))
+			c := framework.Condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementOverriddenConditionType))
 			g.Expect(c.Status).To(Equal(metav1.ConditionFalse), "%+v", c)
 			g.Expect(c.Reason).To(Equal(placementv1beta1.OverriddenFailedReason))
 			g.Expect(crp.Status.PerClusterPlacementStatuses).To(HaveLen(1))
-			pc := condition(crp.Status.PerClusterPlacementStatuses[0].Conditions, string(placementv1beta1.PerClusterOverriddenConditionType))
+			pc := framework.Condition(crp.Status.PerClusterPlacementStatuses[0].Conditions, string(placementv1beta1.PerClusterOverriddenConditionType))
 			g.Expect(pc.Reason).To(Equal(placementv1beta1.OverriddenFailedReason))
 			g.Expect(pc.Message).To(ContainSubstring(fmt.Sprintf("ResourceOverride %s/first (snapshot first-1) on v1 ConfigMap %s/settings: overrideRules[0].jsonPatchOverrides[0] (replace /data/missing)", ns, ns)))
 		}).Should(Succeed())

@@ -14,12 +14,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	inventoryv1alpha1 "sigs.k8s.io/cluster-inventory-api/apis/v1alpha1"
 
-	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
-	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
@@ -51,8 +47,8 @@ var (
 	hubEtcd *localfleet.Etcd
 	// shards: how many shards the hub has (FLEET_E2E_SHARDS).
 	shards  int
-	members []*localfleet.Member
-	scheme  = runtime.NewScheme()
+	members framework.Members
+	scheme  = framework.NewScheme(tenancyv1alpha1.AddToScheme, apiextensionsv1.AddToScheme, corev1alpha1.AddToScheme, inventoryv1alpha1.AddToScheme, apisv1alpha2.AddToScheme)
 )
 
 const (
@@ -63,14 +59,6 @@ const (
 func TestPlacement(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "Placement suite")
-}
-
-func init() {
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1beta1.AddToScheme, placementv1beta1.AddToScheme, tenancyv1alpha1.AddToScheme, apiextensionsv1.AddToScheme, corev1alpha1.AddToScheme, inventoryv1alpha1.AddToScheme, apisv1alpha2.AddToScheme} {
-		if err := add(scheme); err != nil {
-			panic(err)
-		}
-	}
 }
 
 var _ = BeforeSuite(func(ctx SpecContext) {

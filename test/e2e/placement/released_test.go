@@ -32,7 +32,7 @@ type releasedPlacement struct {
 }
 
 func (r releasedPlacement) String() string {
-	return fmt.Sprintf("placement %s in %s (released by %q)", client.ObjectKeyFromObject(r.p), r.t.path, r.spec)
+	return fmt.Sprintf("placement %s in %s (released by %q)", client.ObjectKeyFromObject(r.p), r.t.Path, r.spec)
 }
 
 // releasedPlacements is used from the specs' own goroutine only (cleanup,
@@ -55,7 +55,7 @@ func (rs *releasedPlacements) drain() {
 // is gone, so that p can be created.
 func (rs *releasedPlacements) waitFor(t *team, p placementv1beta1.PlacementObj) {
 	rs.waitUntilGone(func(r releasedPlacement) bool {
-		return r.t.path == t.path && client.ObjectKeyFromObject(r.p) == client.ObjectKeyFromObject(p) && reflect.TypeOf(r.p) == reflect.TypeOf(p)
+		return r.t.Path == t.Path && client.ObjectKeyFromObject(r.p) == client.ObjectKeyFromObject(p) && reflect.TypeOf(r.p) == reflect.TypeOf(p)
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 var _ = Describe("A ResourcePlacement next to a ClusterResourcePlacement of its namespace", func() {
@@ -17,11 +18,11 @@ var _ = Describe("A ResourcePlacement next to a ClusterResourcePlacement of its 
 	// inside it.
 	It("places its resources only on the clusters where the namespace exists", func() {
 		t := newTeam("rp")
-		ns := uniqueName("web")
-		t.create(namespace(ns),
+		ns := framework.UniqueName("web")
+		t.Create(framework.Ctx(), framework.Namespace(ns),
 			deployment(ns, "web", "nginx:1.27"),
-			configMap(ns, "web-settings", map[string]string{"greeting": "hello"}),
-			configMap(ns, "not-selected", map[string]string{"a": "b"}))
+			framework.ConfigMap(ns, "web-settings", map[string]string{"greeting": "hello"}),
+			framework.ConfigMap(ns, "not-selected", map[string]string{"a": "b"}))
 
 		nsOnly := namespaceSelector(ns)
 		nsOnly.SelectionScope = placementv1beta1.NamespaceOnly
@@ -29,12 +30,12 @@ var _ = Describe("A ResourcePlacement next to a ClusterResourcePlacement of its 
 		Eventually(func(g Gomega) {
 			expectAvailable(g, t.getCRP(g, "web-namespace"), []string{"member-1", "member-3"},
 				[]placementv1beta1.ResourceIdentifier{namespaceID(ns)}, "0")
-			expectOnlyOn(g, namespace(ns), "member-1", "member-3")
-			expectGoneFrom(g, configMap(ns, "web-settings", nil), "member-1", "member-3")
+			expectOnlyOn(g, framework.Namespace(ns), "member-1", "member-3")
+			expectGoneFrom(g, framework.ConfigMap(ns, "web-settings", nil), "member-1", "member-3")
 			// The syncers report the namespace, which is what the scheduler
 			// goes by.
 			for _, m := range []string{"member-1", "member-3"} {
-				g.Expect(getMemberCluster(g, m).Status.Namespaces).To(HaveKey(ns), m)
+				g.Expect(framework.MemberCluster(g, fleetClient(), m).Status.Namespaces).To(HaveKey(ns), m)
 			}
 		}).Should(Succeed())
 
@@ -53,11 +54,11 @@ var _ = Describe("A ResourcePlacement next to a ClusterResourcePlacement of its 
 		selected := []placementv1beta1.ResourceIdentifier{deploymentID(ns, "web"), configMapID(ns, "web-settings")}
 		Eventually(func(g Gomega) {
 			got := &placementv1beta1.ResourcePlacement{}
-			g.Expect(t.c.Get(ctx(), client.ObjectKeyFromObject(rp), got)).To(Succeed())
+			g.Expect(t.Client.Get(framework.Ctx(), client.ObjectKeyFromObject(rp), got)).To(Succeed())
 			expectAvailable(g, got, []string{"member-1", "member-3"}, selected, "0")
 
 			snaps := &placementv1beta1.SchedulingPolicySnapshotList{}
-			g.Expect(t.c.List(ctx(), snaps, client.InNamespace(ns), client.MatchingLabels{
+			g.Expect(t.Client.List(framework.Ctx(), snaps, client.InNamespace(ns), client.MatchingLabels{
 				placementv1beta1.PlacementTrackingLabel: "web", placementv1beta1.IsLatestSnapshotLabel: "true",
 			})).To(Succeed())
 			g.Expect(snaps.Items).To(HaveLen(1))
@@ -71,8 +72,8 @@ var _ = Describe("A ResourcePlacement next to a ClusterResourcePlacement of its 
 			}
 
 			expectOnlyOn(g, deployment(ns, "web", ""), "member-1", "member-3")
-			expectOnlyOn(g, configMap(ns, "web-settings", nil), "member-1", "member-3")
-			expectGoneFrom(g, configMap(ns, "not-selected", nil), allMembers()...)
+			expectOnlyOn(g, framework.ConfigMap(ns, "web-settings", nil), "member-1", "member-3")
+			expectGoneFrom(g, framework.ConfigMap(ns, "not-selected", nil), allMembers()...)
 			g.Expect(deploymentOn(g, "member-3", ns, "web").Status.AvailableReplicas).To(BeEquivalentTo(1))
 		}).Should(Succeed())
 	})

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 var _ = Describe("Scaling a PickN placement", func() {
@@ -29,7 +30,7 @@ var _ = Describe("Scaling a PickN placement", func() {
 			g.Expect(selectedClusters(t.decisions(g, "app"))).To(Equal(clusters))
 			bindings := t.activeBindings(g, "app")
 			g.Expect(keys(bindings)).To(Equal(clusters))
-			expectOnlyOn(g, namespace(ns), clusters...)
+			expectOnlyOn(g, framework.Namespace(ns), clusters...)
 			return bindings
 		}
 
@@ -69,15 +70,15 @@ var _ = Describe("Scaling a PickN placement", func() {
 // deploymentOn reads a Deployment from a member cluster.
 func deploymentOn(g Gomega, m, ns, name string) *appsv1.Deployment {
 	d := &appsv1.Deployment{}
-	g.ExpectWithOffset(1, memberClient(m).Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed(), "Deployment on %s", m)
+	g.ExpectWithOffset(1, memberClient(m).Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed(), "Deployment on %s", m)
 	return d
 }
 
 var _ = Describe("A rolling update with maxUnavailable 1", func() {
 	It("stops after one cluster when the new version never becomes available, and converges once it is fixed", func() {
 		t := newTeam("rollout")
-		ns := uniqueName("web")
-		t.create(namespace(ns), deployment(ns, "web", "nginx:1.27"))
+		ns := framework.UniqueName("web")
+		t.Create(framework.Ctx(), framework.Namespace(ns), deployment(ns, "web", "nginx:1.27"))
 		selected := []placementv1beta1.ResourceIdentifier{namespaceID(ns), deploymentID(ns, "web")}
 		crp := newCRP("web", pickAll(placementv1beta1.ClusterSelectorTerm{LabelSelector: &metav1.LabelSelector{
 			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpIn, Values: []string{"prod", "canary"}}},
@@ -99,7 +100,7 @@ var _ = Describe("A rolling update with maxUnavailable 1", func() {
 		}).Should(Succeed())
 
 		updateDeployment := func(change func(*appsv1.Deployment)) {
-			update(t.c, deployment(ns, "web", ""), change)
+			update(t.Client, deployment(ns, "web", ""), change)
 		}
 
 		By("updating the Deployment on the hub so that it can never become available")
@@ -134,22 +135,22 @@ var _ = Describe("A rolling update with maxUnavailable 1", func() {
 			crp := t.getCRP(g, "web")
 			g.Expect(crp.Status.ObservedResourceIndex).To(Equal("1"))
 			g.Expect(crp.Status.SelectedResources).To(ConsistOf(selected))
-			available := condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType))
+			available := framework.Condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType))
 			g.Expect(available.Status).NotTo(Equal(metav1.ConditionTrue), "%+v", available)
-			started := condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementRolloutStartedConditionType))
+			started := framework.Condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementRolloutStartedConditionType))
 			g.Expect(started.Status).To(Equal(metav1.ConditionFalse), "%+v", started)
 			g.Expect(started.Reason).To(Equal(placementv1beta1.RolloutNotStartedYetReason))
 			for _, pcs := range crp.Status.PerClusterPlacementStatuses {
 				if pcs.ClusterName == updated[0] {
 					g.Expect(pcs.ObservedResourceIndex).To(Equal("1"))
-					g.Expect(condition(pcs.Conditions, string(placementv1beta1.PerClusterAppliedConditionType)).Status).To(Equal(metav1.ConditionTrue))
-					c := condition(pcs.Conditions, string(placementv1beta1.PerClusterAvailableConditionType))
+					g.Expect(framework.Condition(pcs.Conditions, string(placementv1beta1.PerClusterAppliedConditionType)).Status).To(Equal(metav1.ConditionTrue))
+					c := framework.Condition(pcs.Conditions, string(placementv1beta1.PerClusterAvailableConditionType))
 					g.Expect(c.Status).To(Equal(metav1.ConditionFalse), "Available on %s: %+v", pcs.ClusterName, c)
 					g.Expect(c.Reason).To(Equal(placementv1beta1.WorkNotAvailableReason))
 					continue
 				}
 				g.Expect(pcs.ObservedResourceIndex).To(Equal("0"))
-				c := condition(pcs.Conditions, string(placementv1beta1.PerClusterRolloutStartedConditionType))
+				c := framework.Condition(pcs.Conditions, string(placementv1beta1.PerClusterRolloutStartedConditionType))
 				g.Expect(c.Status).To(Equal(metav1.ConditionFalse), "RolloutStarted on %s: %+v", pcs.ClusterName, c)
 				g.Expect(c.Reason).To(Equal(placementv1beta1.RolloutNotStartedYetReason))
 			}
@@ -185,10 +186,10 @@ func servingOn(clients map[string]client.Client, ns string) (holding, available 
 	for _, m := range keys(clients) {
 		c := clients[m]
 		d, namespace := &appsv1.Deployment{}, &corev1.Namespace{}
-		if err := c.Get(ctx(), client.ObjectKey{Name: ns}, namespace); err != nil || !namespace.DeletionTimestamp.IsZero() {
+		if err := c.Get(framework.Ctx(), client.ObjectKey{Name: ns}, namespace); err != nil || !namespace.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if err := c.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "web"}, d); err != nil || !d.DeletionTimestamp.IsZero() {
+		if err := c.Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "web"}, d); err != nil || !d.DeletionTimestamp.IsZero() {
 			continue
 		}
 		holding[m] = true
@@ -205,12 +206,12 @@ var _ = Describe("A policy change under rolling-update limits", Serial, func() {
 	// N - maxUnavailable = 1 serves it.
 	It("brings a new cluster up before the old ones go, never holds more than N + maxSurge, never leaves the app unavailable", func() {
 		t := newTeam("surge")
-		ns := uniqueName("surge")
+		ns := framework.UniqueName("surge")
 		clients := map[string]client.Client{}
 		for _, m := range allMembers() {
 			clients[m] = memberClient(m)
 		}
-		t.create(namespace(ns), deployment(ns, "web", "nginx:1.27"))
+		t.Create(framework.Ctx(), framework.Namespace(ns), deployment(ns, "web", "nginx:1.27"))
 		crp := newCRP("app", withPickN(2, labelTerm(map[string]string{"env": "prod"})), namespaceSelector(ns))
 		crp.Spec.Strategy.RollingUpdate = &placementv1beta1.RollingUpdateConfig{MaxSurge: ptr.To(intstr.FromInt32(1))}
 		t.place(crp)
@@ -246,7 +247,7 @@ var _ = Describe("A policy change under rolling-update limits", Serial, func() {
 			defer close(bindingsStopped)
 			for {
 				list := &placementv1beta1.ClusterResourceBindingList{}
-				if err := t.c.List(ctx(), list, client.MatchingLabels{placementv1beta1.PlacementTrackingLabel: "app"}); err == nil {
+				if err := t.Client.List(framework.Ctx(), list, client.MatchingLabels{placementv1beta1.PlacementTrackingLabel: "app"}); err == nil {
 					sample := map[string]placementv1beta1.BindingState{}
 					for _, b := range list.Items {
 						if b.DeletionTimestamp.IsZero() {

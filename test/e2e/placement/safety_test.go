@@ -31,7 +31,7 @@ func uidsOn(g Gomega, memberName string, objs ...client.Object) map[string]types
 	out := map[string]types.UID{}
 	for _, o := range objs {
 		got := o.DeepCopyObject().(client.Object)
-		g.ExpectWithOffset(1, memberClient(memberName).Get(ctx(), client.ObjectKeyFromObject(o), got)).To(Succeed(), "%T %s on %s", o, o.GetName(), memberName)
+		g.ExpectWithOffset(1, memberClient(memberName).Get(framework.Ctx(), client.ObjectKeyFromObject(o), got)).To(Succeed(), "%T %s on %s", o, o.GetName(), memberName)
 		out[fmt.Sprintf("%T %s/%s", o, o.GetNamespace(), o.GetName())] = got.GetUID()
 	}
 	return out
@@ -48,7 +48,7 @@ var _ = Describe("A member cut off from the hub for two minutes", Serial, func()
 		for name, policy := range crps {
 			ns, sel := t.appNamespace("blip-" + name)
 			selected[name] = sel
-			objs = append(objs, namespace(ns), configMap(ns, "settings", nil))
+			objs = append(objs, framework.Namespace(ns), framework.ConfigMap(ns, "settings", nil))
 			t.place(newCRP(name, policy, namespaceSelector(ns)))
 		}
 		expectAllAvailable := func(g Gomega) {
@@ -66,7 +66,7 @@ var _ = Describe("A member cut off from the hub for two minutes", Serial, func()
 			bindingsBefore[crp] = t.activeBindings(Default, crp)["member-4"].UID
 		}
 
-		m4 := member("member-4")
+		m4 := members.Named("member-4")
 		By("running member-4's syncer through a proxy to the hub")
 		proxy, err := localfleet.StartProxy(hub.Addr())
 		Expect(err).NotTo(HaveOccurred())
@@ -77,15 +77,15 @@ var _ = Describe("A member cut off from the hub for two minutes", Serial, func()
 		DeferCleanup(func() {
 			_ = syncer.Process.Kill()
 			_ = syncer.Wait()
-			Expect(hub.Join(ctx(), m4)).To(Succeed())
-			Expect(hub.WaitMemberReady(ctx(), m4.Name)).To(Succeed())
+			Expect(hub.Join(framework.Ctx(), m4)).To(Succeed())
+			Expect(hub.WaitMemberReady(framework.Ctx(), m4.Name)).To(Succeed())
 		})
 		expectHeartbeatAfter := func(t time.Time) {
 			EventuallyWithOffset(1, func(g Gomega) {
-				st := getMemberCluster(g, m4.Name).Status
+				st := framework.MemberCluster(g, fleetClient(), m4.Name).Status
 				g.Expect(st.AgentStatus).NotTo(BeEmpty())
 				g.Expect(st.AgentStatus[0].LastReceivedHeartbeat.Time).To(BeTemporally(">", t))
-				g.Expect(condition(st.Conditions, clusterv1beta1.ConditionTypeMemberClusterHealthy).Status).To(Equal(metav1.ConditionTrue))
+				g.Expect(framework.Condition(st.Conditions, clusterv1beta1.ConditionTypeMemberClusterHealthy).Status).To(Equal(metav1.ConditionTrue))
 			}).Should(Succeed())
 		}
 		expectHeartbeatAfter(time.Now())
@@ -94,7 +94,7 @@ var _ = Describe("A member cut off from the hub for two minutes", Serial, func()
 		proxy.Cut()
 		stopped := time.Now()
 		Eventually(func(g Gomega) {
-			health := condition(getMemberCluster(g, m4.Name).Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterHealthy)
+			health := framework.Condition(framework.MemberCluster(g, fleetClient(), m4.Name).Status.Conditions, clusterv1beta1.ConditionTypeMemberClusterHealthy)
 			g.Expect(health.Status).To(Equal(metav1.ConditionFalse), "%+v", health)
 			g.Expect(health.Reason).To(Equal(clusterv1beta1.ReasonMemberAgentHeartbeatLost))
 		}).Should(Succeed())
@@ -121,7 +121,7 @@ var _ = Describe("A member cut off from the hub for two minutes", Serial, func()
 			}
 			g.Expect(keys(t.activeBindings(g, "two"))).To(Equal([]string{"member-3", "member-4"}), "PickN does not replace an unhealthy member")
 			works := &placementv1beta1.WorkList{}
-			g.Expect(worksClient().List(ctx(), works, client.InNamespace("fleet-member-member-4"),
+			g.Expect(worksClient().List(framework.Ctx(), works, client.InNamespace("fleet-member-member-4"),
 				client.MatchingLabels{placementv1beta1.WorkspaceLabel: t.logicalCluster(g, "all")})).To(Succeed())
 			byPlacement := map[string]bool{}
 			for _, w := range works.Items {
@@ -159,7 +159,7 @@ var _ = Describe("The hub's internal objects", func() {
 		}).Should(Succeed())
 		binding := t.activeBindings(Default, "app")["member-1"]
 		snapshots := &placementv1beta1.ClusterResourceSnapshotList{}
-		Expect(t.c.List(ctx(), snapshots)).To(Succeed())
+		Expect(t.Client.List(framework.Ctx(), snapshots)).To(Succeed())
 		Expect(snapshots.Items).NotTo(BeEmpty())
 
 		By("forging a snapshot and a binding for a cluster the placement did not pick")
@@ -176,27 +176,27 @@ var _ = Describe("The hub's internal objects", func() {
 				ResourceSnapshotName: forgedSnapshot.Name, SchedulingPolicySnapshotName: "app-0"},
 		}
 		for _, o := range []client.Object{forgedSnapshot, forgedBinding} {
-			Expect(t.c.Create(ctx(), o)).To(Satisfy(apierrors.IsForbidden), "creating %T", o)
+			Expect(t.Client.Create(framework.Ctx(), o)).To(Satisfy(apierrors.IsForbidden), "creating %T", o)
 		}
 
 		By("changing and deleting what the controllers wrote")
 		retarget := binding.DeepCopy()
 		retarget.Spec.TargetCluster = "member-2"
-		Expect(t.c.Update(ctx(), retarget)).To(Satisfy(apierrors.IsForbidden), "retargeting the binding")
-		Expect(t.c.Delete(ctx(), &binding)).To(Satisfy(apierrors.IsForbidden), "deleting the binding")
-		Expect(t.c.Delete(ctx(), &snapshots.Items[0])).To(Satisfy(apierrors.IsForbidden), "deleting a snapshot")
+		Expect(t.Client.Update(framework.Ctx(), retarget)).To(Satisfy(apierrors.IsForbidden), "retargeting the binding")
+		Expect(t.Client.Delete(framework.Ctx(), &binding)).To(Satisfy(apierrors.IsForbidden), "deleting the binding")
+		Expect(t.Client.Delete(framework.Ctx(), &snapshots.Items[0])).To(Satisfy(apierrors.IsForbidden), "deleting a snapshot")
 		crp := t.getCRP(Default, "app")
 		crp.Status.ObservedResourceIndex = "7"
-		Expect(t.c.Status().Update(ctx(), crp)).To(Satisfy(apierrors.IsForbidden), "writing the placement's status")
+		Expect(t.Client.Status().Update(framework.Ctx(), crp)).To(Satisfy(apierrors.IsForbidden), "writing the placement's status")
 
 		By("writing Work in root:fleet as the hub admin")
-		work := &placementv1beta1.Work{ObjectMeta: metav1.ObjectMeta{Name: uniqueName("admin-work"), Namespace: "fleet-member-member-2"}}
-		Expect(fleetClient().Create(ctx(), work)).To(Satisfy(apierrors.IsForbidden))
+		work := &placementv1beta1.Work{ObjectMeta: metav1.ObjectMeta{Name: framework.UniqueName("admin-work"), Namespace: "fleet-member-member-2"}}
+		Expect(fleetClient().Create(framework.Ctx(), work)).To(Satisfy(apierrors.IsForbidden))
 
 		Consistently(func(g Gomega) {
 			expectAvailable(g, t.getCRP(g, "app"), []string{"member-1"}, selected, "0")
-			expectOnlyOn(g, namespace(ns), "member-1")
-			expectOnlyOn(g, namespace("forged-"+ns))
+			expectOnlyOn(g, framework.Namespace(ns), "member-1")
+			expectOnlyOn(g, framework.Namespace("forged-"+ns))
 		}, "3s").Should(Succeed())
 	})
 })
@@ -206,22 +206,22 @@ var _ = Describe("A team that rewrites its workspace's path", Serial, func() {
 		privileged, t := newTeam("privileged"), newTeam("pretender")
 
 		By("granting every cluster to one team only, and the canary cluster to the other")
-		limitAllTeams(privileged.path)
+		limitAllTeams(privileged.Path)
 		canary := &tenancyv1alpha1.ClusterGrant{
-			ObjectMeta: metav1.ObjectMeta{Name: uniqueName("pretender-canary")},
-			Spec: tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{t.path},
+			ObjectMeta: metav1.ObjectMeta{Name: framework.UniqueName("pretender-canary")},
+			Spec: tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{t.Path},
 				ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "canary"}}},
 		}
-		Expect(fleetClient().Create(ctx(), canary)).To(Succeed())
-		DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(ctx(), canary))).To(Succeed()) })
+		Expect(fleetClient().Create(framework.Ctx(), canary)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(framework.Ctx(), canary))).To(Succeed()) })
 
 		By("claiming the privileged team's path on the workspace's LogicalCluster (a workspace admin may edit it)")
 		lc := &unstructured.Unstructured{}
 		lc.SetGroupVersionKind(schema.GroupVersionKind{Group: "core.kcp.io", Version: "v1alpha1", Kind: "LogicalCluster"})
 		lc.SetName("cluster")
-		update(t.c, lc, func(lc *unstructured.Unstructured) {
+		update(t.Client, lc, func(lc *unstructured.Unstructured) {
 			ann := lc.GetAnnotations()
-			ann["kcp.io/path"] = privileged.path
+			ann["kcp.io/path"] = privileged.Path
 			lc.SetAnnotations(ann)
 		})
 
@@ -236,8 +236,8 @@ var _ = Describe("A team that rewrites its workspace's path", Serial, func() {
 			g.Expect(t.decisions(g, "fixed")["member-1"].Reason).To(ContainSubstring("is not granted"), "naming a cluster does not reach past the grant")
 		}).Should(Succeed())
 		Consistently(func(g Gomega) {
-			expectOnlyOn(g, namespace(ns), "member-3")
-			expectOnlyOn(g, namespace(fixedNS))
+			expectOnlyOn(g, framework.Namespace(ns), "member-3")
+			expectOnlyOn(g, framework.Namespace(fixedNS))
 		}, "3s").Should(Succeed())
 	})
 })
@@ -270,11 +270,11 @@ func expectFailed(g Gomega, p placementv1beta1.PlacementObj, cluster, reason, wa
 // and removes them when the spec ends.
 func preexisting(memberName string, objs ...client.Object) {
 	for _, o := range objs {
-		ExpectWithOffset(1, memberClient(memberName).Create(ctx(), o)).To(Succeed(), "creating %T %s on %s", o, o.GetName(), memberName)
+		ExpectWithOffset(1, memberClient(memberName).Create(framework.Ctx(), o)).To(Succeed(), "creating %T %s on %s", o, o.GetName(), memberName)
 	}
 	DeferCleanup(func() {
 		for _, o := range objs {
-			Expect(client.IgnoreNotFound(memberClient(memberName).Delete(ctx(), o))).To(Succeed())
+			Expect(client.IgnoreNotFound(memberClient(memberName).Delete(framework.Ctx(), o))).To(Succeed())
 		}
 	})
 }
@@ -283,7 +283,7 @@ func preexisting(memberName string, objs ...client.Object) {
 // UID and carries nothing of Fleetplane's.
 func expectUntouched(g Gomega, memberName string, obj client.Object, uid types.UID) {
 	got := obj.DeepCopyObject().(client.Object)
-	g.ExpectWithOffset(1, memberClient(memberName).Get(ctx(), client.ObjectKeyFromObject(obj), got)).To(Succeed(), "%T %s on %s", obj, obj.GetName(), memberName)
+	g.ExpectWithOffset(1, memberClient(memberName).Get(framework.Ctx(), client.ObjectKeyFromObject(obj), got)).To(Succeed(), "%T %s on %s", obj, obj.GetName(), memberName)
 	g.ExpectWithOffset(1, got.GetUID()).To(Equal(uid), "%T %s was deleted and re-created", obj, obj.GetName())
 	g.ExpectWithOffset(1, got.GetDeletionTimestamp().IsZero()).To(BeTrue(), "%T %s is being deleted", obj, obj.GetName())
 	g.ExpectWithOffset(1, got.GetOwnerReferences()).To(BeEmpty(), "%T %s", obj, obj.GetName())
@@ -297,23 +297,23 @@ func expectUntouched(g Gomega, memberName string, obj client.Object, uid types.U
 var _ = Describe("Objects a team's placement did not create on a member", func() {
 	It("are never adopted nor deleted by default", func() {
 		t := newTeam("intruder")
-		ns := uniqueName("platform-system")
-		existingNS, existingCM := namespace(ns), configMap(ns, "platform-config", map[string]string{"owner": "platform"})
+		ns := framework.UniqueName("platform-system")
+		existingNS, existingCM := framework.Namespace(ns), framework.ConfigMap(ns, "platform-config", map[string]string{"owner": "platform"})
 		preexisting("member-2", existingNS, existingCM)
 		uids := uidsOn(Default, "member-2", existingNS, existingCM)
 
-		t.create(namespace(ns), configMap(ns, "settings", map[string]string{"team": t.path}))
+		t.Create(framework.Ctx(), framework.Namespace(ns), framework.ConfigMap(ns, "settings", map[string]string{"team": t.Path}))
 		crp := newCRP("app", pickFixed("member-2"), namespaceSelector(ns))
 		t.place(crp)
 		Eventually(func(g Gomega) {
 			expectFailed(g, t.getCRP(g, "app"), "member-2", placementv1beta1.ApplyResultNotTakenOver,
-				"already exists on this member cluster and no placement of workspace "+t.path+" created it",
+				"already exists on this member cluster and no placement of workspace "+t.Path+" created it",
 				namespaceID(ns), configMapID(ns, "settings"))
 		}).Should(Succeed())
 		Consistently(func(g Gomega) {
 			expectUntouched(g, "member-2", existingNS, uids[fmt.Sprintf("%T %s/%s", existingNS, "", ns)])
 			expectUntouched(g, "member-2", existingCM, uids[fmt.Sprintf("%T %s/%s", existingCM, ns, "platform-config")])
-			expectGoneFrom(g, configMap(ns, "settings", nil), "member-2")
+			expectGoneFrom(g, framework.ConfigMap(ns, "settings", nil), "member-2")
 		}, "3s").Should(Succeed())
 
 		By("deleting the placement")
@@ -326,29 +326,29 @@ var _ = Describe("Objects a team's placement did not create on a member", func()
 
 	It("are adopted where a grant allows it, and released, never deleted, with the placement", func() {
 		t := newTeam("adopter")
-		ns := "legacy-" + framework.RandomSuffix()
-		existingNS, existingCM := namespace(ns), configMap(ns, "legacy-config", map[string]string{"v": "member"})
+		ns := framework.UniqueName("legacy")
+		existingNS, existingCM := framework.Namespace(ns), framework.ConfigMap(ns, "legacy-config", map[string]string{"v": "member"})
 		preexisting("member-3", existingNS, existingCM)
 		uids := uidsOn(Default, "member-3", existingNS, existingCM)
 
 		grant := &tenancyv1alpha1.ClusterGrant{
-			ObjectMeta: metav1.ObjectMeta{Name: uniqueName("legacy")},
-			Spec: tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{t.path}, TakeOverNamespaces: []string{"legacy-*"},
+			ObjectMeta: metav1.ObjectMeta{Name: framework.UniqueName("legacy")},
+			Spec: tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{t.Path}, TakeOverNamespaces: []string{"legacy-*"},
 				ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "canary"}}},
 		}
-		Expect(fleetClient().Create(ctx(), grant)).To(Succeed())
-		DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(ctx(), grant))).To(Succeed()) })
+		Expect(fleetClient().Create(framework.Ctx(), grant)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(framework.Ctx(), grant))).To(Succeed()) })
 
 		// The team places the namespace, its own new ConfigMap, and the
 		// legacy ConfigMap with the team's version of it.
-		t.create(namespace(ns), configMap(ns, "settings", map[string]string{"team": t.path}), configMap(ns, "legacy-config", map[string]string{"v": "hub"}))
+		t.Create(framework.Ctx(), framework.Namespace(ns), framework.ConfigMap(ns, "settings", map[string]string{"team": t.Path}), framework.ConfigMap(ns, "legacy-config", map[string]string{"v": "hub"}))
 		selected := []placementv1beta1.ResourceIdentifier{namespaceID(ns), configMapID(ns, "legacy-config"), configMapID(ns, "settings")}
 		crp := newCRP("legacy", pickFixed("member-3"), namespaceSelector(ns))
 		t.place(crp)
 		Eventually(func(g Gomega) {
 			expectAvailable(g, t.getCRP(g, "legacy"), []string{"member-3"}, selected, "0")
 			cm := &corev1.ConfigMap{}
-			g.Expect(memberClient("member-3").Get(ctx(), client.ObjectKey{Namespace: ns, Name: "legacy-config"}, cm)).To(Succeed())
+			g.Expect(memberClient("member-3").Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "legacy-config"}, cm)).To(Succeed())
 			g.Expect(cm.Data).To(Equal(map[string]string{"v": "hub"}))
 			g.Expect(cm.OwnerReferences).To(BeEmpty(), "an adopted object gets no owner reference the garbage collector could follow")
 			g.Expect(cm.Annotations).To(HaveKey(placementv1beta1.OwnerAnnotation))
@@ -360,7 +360,7 @@ var _ = Describe("Objects a team's placement did not create on a member", func()
 		By("deleting the placement: what it created goes, what it adopted stays")
 		t.deletePlacement(crp)
 		Eventually(func(g Gomega) {
-			expectGoneFrom(g, configMap(ns, "settings", nil), "member-3")
+			expectGoneFrom(g, framework.ConfigMap(ns, "settings", nil), "member-3")
 			expectUntouched(g, "member-3", existingNS, uids[fmt.Sprintf("%T %s/%s", existingNS, "", ns)])
 			expectUntouched(g, "member-3", existingCM, uids[fmt.Sprintf("%T %s/%s", existingCM, ns, "legacy-config")])
 		}).Should(Succeed())
@@ -370,9 +370,9 @@ var _ = Describe("Objects a team's placement did not create on a member", func()
 var _ = Describe("A namespace a team placed on a member", func() {
 	It("belongs to that team: another team placing into it is refused without learning whose it is, and the first team's deletion touches nothing of the second's", func() {
 		a, b := newTeam("owner"), newTeam("neighbour")
-		ns := uniqueName("shared-ns")
-		a.create(namespace(ns), configMap(ns, "a-settings", nil))
-		b.create(namespace(ns), configMap(ns, "b-settings", nil))
+		ns := framework.UniqueName("shared-ns")
+		a.Create(framework.Ctx(), framework.Namespace(ns), framework.ConfigMap(ns, "a-settings", nil))
+		b.Create(framework.Ctx(), framework.Namespace(ns), framework.ConfigMap(ns, "b-settings", nil))
 		selectedA := []placementv1beta1.ResourceIdentifier{namespaceID(ns), configMapID(ns, "a-settings")}
 		crpA := newCRP("app", pickFixed("member-1"), namespaceSelector(ns))
 		a.place(crpA)
@@ -387,17 +387,17 @@ var _ = Describe("A namespace a team placed on a member", func() {
 			expectFailed(g, crpB, "member-1", placementv1beta1.ApplyResultFailedToTakeOver,
 				"belongs to another workspace's placements", namespaceID(ns), configMapID(ns, "b-settings"))
 			for _, f := range failedOn(g, crpB, "member-1") {
-				g.Expect(f.Condition.Message).NotTo(ContainSubstring(a.path), "team B learns nothing of team A")
+				g.Expect(f.Condition.Message).NotTo(ContainSubstring(a.Path), "team B learns nothing of team A")
 			}
 		}).Should(Succeed())
 		Consistently(func(g Gomega) {
-			expectGoneFrom(g, configMap(ns, "b-settings", nil), "member-1")
+			expectGoneFrom(g, framework.ConfigMap(ns, "b-settings", nil), "member-1")
 			expectAvailable(g, a.getCRP(g, "app"), []string{"member-1"}, selectedA, "0")
 		}, "3s").Should(Succeed())
 
 		By("team A deleting its placement: its namespace goes, and nothing of team B's was ever in it")
 		a.deletePlacement(crpA)
-		Eventually(func(g Gomega) { expectGoneFrom(g, namespace(ns), "member-1") }).Should(Succeed())
+		Eventually(func(g Gomega) { expectGoneFrom(g, framework.Namespace(ns), "member-1") }).Should(Succeed())
 	})
 })
 
@@ -415,7 +415,7 @@ var _ = Describe("Two placements creating the same object at once", func() {
 			for _, crp := range crps {
 				go func() {
 					defer GinkgoRecover()
-					Expect(t.c.Create(ctx(), crp)).To(Succeed())
+					Expect(t.Client.Create(framework.Ctx(), crp)).To(Succeed())
 				}()
 				DeferCleanup(t.deletePlacement, crp)
 			}
@@ -434,8 +434,8 @@ var _ = Describe("Two placements creating the same object at once", func() {
 				expectAvailable(g, winner, []string{"member-4"}, selected, "0")
 				expectFailed(g, loser, "member-4", placementv1beta1.ApplyResultFailedToTakeOver, "placement",
 					namespaceID(ns), configMapID(ns, "settings"))
-				for _, o := range []client.Object{namespace(ns), configMap(ns, "settings", nil)} {
-					g.Expect(memberClient("member-4").Get(ctx(), client.ObjectKeyFromObject(o), o)).To(Succeed())
+				for _, o := range []client.Object{framework.Namespace(ns), framework.ConfigMap(ns, "settings", nil)} {
+					g.Expect(memberClient("member-4").Get(framework.Ctx(), client.ObjectKeyFromObject(o), o)).To(Succeed())
 					g.Expect(o.GetAnnotations()[placementv1beta1.OwnerAnnotation]).To(HaveSuffix("/"+winner.Name), "%T %s", o, o.GetName())
 					g.Expect(o.GetOwnerReferences()).To(HaveLen(1), "%T %s", o, o.GetName())
 				}
@@ -465,26 +465,26 @@ var _ = Describe("A team's identity", func() {
 		ns, _ := b.appNamespace("isolated-b")
 		b.place(newCRP("app", pickFixed("member-1"), namespaceSelector(ns)))
 
-		inB := a.clientIn(b.path)
+		inB := a.clientIn(b.Path)
 		for _, list := range []client.ObjectList{&corev1.NamespaceList{}, &placementv1beta1.ClusterResourcePlacementList{},
 			&placementv1beta1.ClusterResourceBindingList{}, &placementv1beta1.ClusterResourceSnapshotList{}} {
-			Expect(inB.List(ctx(), list)).To(Satisfy(refused), "listing %T in team B's workspace", list)
+			Expect(inB.List(framework.Ctx(), list)).To(Satisfy(refused), "listing %T in team B's workspace", list)
 		}
-		Expect(inB.Get(ctx(), client.ObjectKey{Name: "app"}, &placementv1beta1.ClusterResourcePlacement{})).To(Satisfy(refused))
-		Expect(inB.Create(ctx(), newCRP("intruder", pickAll(), namespaceSelector(ns)))).To(Satisfy(refused))
-		Expect(inB.Delete(ctx(), &placementv1beta1.ClusterResourcePlacement{ObjectMeta: metav1.ObjectMeta{Name: "app"}})).To(Satisfy(refused))
+		Expect(inB.Get(framework.Ctx(), client.ObjectKey{Name: "app"}, &placementv1beta1.ClusterResourcePlacement{})).To(Satisfy(refused))
+		Expect(inB.Create(framework.Ctx(), newCRP("intruder", pickAll(), namespaceSelector(ns)))).To(Satisfy(refused))
+		Expect(inB.Delete(framework.Ctx(), &placementv1beta1.ClusterResourcePlacement{ObjectMeta: metav1.ObjectMeta{Name: "app"}})).To(Satisfy(refused))
 
 		inFleet := a.clientIn("root:fleet")
 		for _, list := range []client.ObjectList{&clusterv1beta1.MemberClusterList{}, &tenancyv1alpha1.ClusterGrantList{},
 			&placementv1beta1.WorkList{}, &corev1.NamespaceList{}} {
-			Expect(inFleet.List(ctx(), list)).To(Satisfy(refused), "listing %T in root:fleet", list)
+			Expect(inFleet.List(framework.Ctx(), list)).To(Satisfy(refused), "listing %T in root:fleet", list)
 		}
-		mc := &clusterv1beta1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: uniqueName("rogue")},
+		mc := &clusterv1beta1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: framework.UniqueName("rogue")},
 			Spec: clusterv1beta1.MemberClusterSpec{Identity: rbacv1.Subject{Kind: "ServiceAccount", Name: "x", Namespace: "default"}}}
-		Expect(inFleet.Create(ctx(), mc)).To(Satisfy(refused), "creating a MemberCluster")
-		grant := &tenancyv1alpha1.ClusterGrant{ObjectMeta: metav1.ObjectMeta{Name: uniqueName("self-grant")},
-			Spec: tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{a.path}}}
-		Expect(inFleet.Create(ctx(), grant)).To(Satisfy(refused), "granting itself clusters")
+		Expect(inFleet.Create(framework.Ctx(), mc)).To(Satisfy(refused), "creating a MemberCluster")
+		grant := &tenancyv1alpha1.ClusterGrant{ObjectMeta: metav1.ObjectMeta{Name: framework.UniqueName("self-grant")},
+			Spec: tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{a.Path}}}
+		Expect(inFleet.Create(framework.Ctx(), grant)).To(Satisfy(refused), "granting itself clusters")
 
 		Eventually(func(g Gomega) {
 			g.Expect(b.getCRP(g, "app").Status.ObservedResourceIndex).To(Equal("0"))

@@ -37,13 +37,13 @@ var _ = Describe("The samples", func() {
 		// reports it, which may come just after the placement is Available.
 		Eventually(func(g Gomega) {
 			for _, m := range allMembers() {
-				g.Expect(getMemberCluster(g, m).Status.Namespaces).To(HaveKey("web"), "the namespaces %s reports", m)
+				g.Expect(framework.MemberCluster(g, fleetClient(), m).Status.Namespaces).To(HaveKey("web"), "the namespaces %s reports", m)
 			}
 		}).Should(Succeed())
 		t.place(placements[1])
 		Eventually(func(g Gomega) {
 			rp := &placementv1beta1.ResourcePlacement{}
-			g.Expect(t.c.Get(ctx(), client.ObjectKey{Namespace: "web", Name: "web"}, rp)).To(Succeed())
+			g.Expect(t.Client.Get(framework.Ctx(), client.ObjectKey{Namespace: "web", Name: "web"}, rp)).To(Succeed())
 			expectAvailable(g, rp, []string{"member-1", "member-2"}, []placementv1beta1.ResourceIdentifier{
 				deploymentID("web", "web"), configMapID("web", "web-settings"),
 				{Version: "v1", Kind: "Service", Namespace: "web", Name: "web"},
@@ -56,7 +56,7 @@ var _ = Describe("The samples", func() {
 		Eventually(func(g Gomega) {
 			for _, m := range allMembers() {
 				nsOn := &corev1.Namespace{}
-				g.Expect(memberClient(m).Get(ctx(), client.ObjectKey{Name: "web"}, nsOn)).To(Succeed())
+				g.Expect(memberClient(m).Get(framework.Ctx(), client.ObjectKey{Name: "web"}, nsOn)).To(Succeed())
 				g.Expect(nsOn.Labels).To(HaveKeyWithValue("fleet-cluster", m))
 			}
 			for m, region := range regions {
@@ -66,8 +66,8 @@ var _ = Describe("The samples", func() {
 				g.Expect(d.Spec.Template.Labels).To(HaveKeyWithValue("fleet-region", region))
 			}
 			rp := &placementv1beta1.ResourcePlacement{}
-			g.Expect(t.c.Get(ctx(), client.ObjectKey{Namespace: "web", Name: "web"}, rp)).To(Succeed())
-			g.Expect(condition(rp.Status.Conditions, string(placementv1beta1.ResourcePlacementOverriddenConditionType)).Reason).To(Equal(placementv1beta1.OverriddenSucceededReason))
+			g.Expect(t.Client.Get(framework.Ctx(), client.ObjectKey{Namespace: "web", Name: "web"}, rp)).To(Succeed())
+			g.Expect(framework.Condition(rp.Status.Conditions, string(placementv1beta1.ResourcePlacementOverriddenConditionType)).Reason).To(Equal(placementv1beta1.OverriddenSucceededReason))
 		}).Should(Succeed())
 
 		By("the envelope: a quota and a role on every member, none on the hub")
@@ -76,12 +76,12 @@ var _ = Describe("The samples", func() {
 		t.place(limits[0])
 		Eventually(func(g Gomega) {
 			rp := &placementv1beta1.ResourcePlacement{}
-			g.Expect(t.c.Get(ctx(), client.ObjectKey{Namespace: "web", Name: "web-limits"}, rp)).To(Succeed())
+			g.Expect(t.Client.Get(framework.Ctx(), client.ObjectKey{Namespace: "web", Name: "web-limits"}, rp)).To(Succeed())
 			expectAvailable(g, rp, allMembers(), []placementv1beta1.ResourceIdentifier{envelopeID("ResourceEnvelope", "web", "web-limits")}, "0")
 			expectOnlyOn(g, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "web"}}, allMembers()...)
 			expectOnlyOn(g, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "web-reader"}}, allMembers()...)
 		}).Should(Succeed())
-		Expect(apierrors.IsNotFound(t.c.Get(ctx(), client.ObjectKey{Namespace: "web", Name: "web-reader"}, &rbacv1.Role{}))).To(BeTrue())
+		Expect(apierrors.IsNotFound(t.Client.Get(framework.Ctx(), client.ObjectKey{Namespace: "web", Name: "web-reader"}, &rbacv1.Role{}))).To(BeTrue())
 
 		By("the apply strategies: a report of the namespace, and flags whose member changes are kept")
 		more := t.applySamples("team-a/70-crp-report-diff.yaml", "team-a/80-rp-keep-drift.yaml")
@@ -91,10 +91,10 @@ var _ = Describe("The samples", func() {
 		}
 		Eventually(func(g Gomega) {
 			audit := t.getCRP(g, "web-audit")
-			reported := condition(audit.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementDiffReportedConditionType))
+			reported := framework.Condition(audit.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementDiffReportedConditionType))
 			g.Expect(reported.Status).To(Equal(metav1.ConditionTrue), "%+v", reported)
 			rp := &placementv1beta1.ResourcePlacement{}
-			g.Expect(t.c.Get(ctx(), client.ObjectKey{Namespace: "web", Name: "web-flags"}, rp)).To(Succeed())
+			g.Expect(t.Client.Get(framework.Ctx(), client.ObjectKey{Namespace: "web", Name: "web-flags"}, rp)).To(Succeed())
 			expectAvailable(g, rp, allMembers(), []placementv1beta1.ResourceIdentifier{configMapID("web", "web-flags")}, "0")
 		}).Should(Succeed())
 	})
@@ -106,7 +106,7 @@ var _ = Describe("The samples", func() {
 		t.place(placements[0])
 		Eventually(func(g Gomega) {
 			d := &appsv1.Deployment{}
-			g.Expect(t.c.Get(ctx(), client.ObjectKey{Namespace: "shop", Name: "shop"}, d)).To(Succeed())
+			g.Expect(t.Client.Get(framework.Ctx(), client.ObjectKey{Namespace: "shop", Name: "shop"}, d)).To(Succeed())
 			g.Expect(d.Status.ReadyReplicas).To(BeEquivalentTo(2), "the hub Deployment shows the member's")
 			r := t.workloadReport(g, "shop")
 			g.Expect(r.Status.ReadyReplicas).To(Equal("2/2"))
@@ -118,7 +118,7 @@ var _ = Describe("The samples", func() {
 		t := platform()
 		placements := t.applySamples("envelopes/clusterresourceenvelope.yaml")
 		DeferCleanup(func() {
-			Expect(client.IgnoreNotFound(t.c.Delete(ctx(), &placementv1beta1.ClusterResourceEnvelope{ObjectMeta: metav1.ObjectMeta{Name: "fleet-guard"}}))).To(Succeed())
+			Expect(client.IgnoreNotFound(t.Client.Delete(framework.Ctx(), &placementv1beta1.ClusterResourceEnvelope{ObjectMeta: metav1.ObjectMeta{Name: "fleet-guard"}}))).To(Succeed())
 		})
 		Expect(placements).To(HaveLen(1))
 		t.place(placements[0])
@@ -135,15 +135,15 @@ var _ = Describe("The samples", func() {
 		t.place(placements[0])
 		t.waitScheduled("shop", allMembers()...)
 		t.applySamples("staged/20-strategy.yaml", "staged/30-run.yaml")
-		settings := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "shop-settings"}}
+		settings := framework.ConfigMap("shop", "shop-settings", nil)
 		Eventually(func(g Gomega) {
 			expectOnlyOn(g, settings, "member-4")
-			g.Expect(t.c.Get(ctx(), client.ObjectKey{Name: "shop-rollout-before-canary"}, &placementv1beta1.ClusterApprovalRequest{})).To(Succeed())
+			g.Expect(t.Client.Get(framework.Ctx(), client.ObjectKey{Name: "shop-rollout-before-canary"}, &placementv1beta1.ClusterApprovalRequest{})).To(Succeed())
 		}).Should(Succeed())
 		t.approve(&placementv1beta1.ClusterApprovalRequest{ObjectMeta: metav1.ObjectMeta{Name: "shop-rollout-before-canary"}})
 		Eventually(func(g Gomega) {
 			expectOnlyOn(g, settings, allMembers()...)
-			g.Expect(t.c.Get(ctx(), client.ObjectKey{Name: "shop-rollout-after-prod"}, &placementv1beta1.ClusterApprovalRequest{})).To(Succeed())
+			g.Expect(t.Client.Get(framework.Ctx(), client.ObjectKey{Name: "shop-rollout-after-prod"}, &placementv1beta1.ClusterApprovalRequest{})).To(Succeed())
 		}).Should(Succeed())
 		t.approve(&placementv1beta1.ClusterApprovalRequest{ObjectMeta: metav1.ObjectMeta{Name: "shop-rollout-after-prod"}})
 		Eventually(func(g Gomega) {
@@ -198,7 +198,7 @@ func (t *team) applySamples(files ...string) []placementv1beta1.PlacementObj {
 			case "ResourcePlacement":
 				p = &placementv1beta1.ResourcePlacement{}
 			default:
-				ExpectWithOffset(1, t.c.Create(ctx(), o)).To(Succeed(), "creating %s %s of %s", o.GetKind(), o.GetName(), f)
+				ExpectWithOffset(1, t.Client.Create(framework.Ctx(), o)).To(Succeed(), "creating %s %s of %s", o.GetKind(), o.GetName(), f)
 				continue
 			}
 			// v1 and v1beta1 placements share their schema.

@@ -13,6 +13,7 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 const notMatchingRequired = "cluster does not match with any of the required cluster affinity terms"
@@ -25,12 +26,12 @@ var _ = Describe("PickFixed", func() {
 
 		Eventually(func(g Gomega) {
 			expectAvailable(g, t.getCRP(g, "app"), []string{"member-1", "member-3"}, selected, "0")
-			expectOnlyOn(g, namespace(ns), "member-1", "member-3")
-			expectOnlyOn(g, configMap(ns, "settings", nil), "member-1", "member-3")
+			expectOnlyOn(g, framework.Namespace(ns), "member-1", "member-3")
+			expectOnlyOn(g, framework.ConfigMap(ns, "settings", nil), "member-1", "member-3")
 		}).Should(Succeed())
 		cm := &corev1.ConfigMap{}
-		Expect(memberClient("member-3").Get(ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, cm)).To(Succeed())
-		Expect(cm.Data).To(Equal(map[string]string{"team": t.path}))
+		Expect(memberClient("member-3").Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, cm)).To(Succeed())
+		Expect(cm.Data).To(Equal(map[string]string{"team": t.Path}))
 
 		By("naming a cluster that does not exist as well")
 		t.updateCRP("app", func(crp *placementv1beta1.ClusterResourcePlacement) {
@@ -38,7 +39,7 @@ var _ = Describe("PickFixed", func() {
 		})
 		Eventually(func(g Gomega) {
 			crp := t.getCRP(g, "app")
-			scheduled := condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementScheduledConditionType))
+			scheduled := framework.Condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementScheduledConditionType))
 			g.Expect(scheduled.Status).To(Equal(metav1.ConditionFalse), "%+v", scheduled)
 			g.Expect(scheduled.Reason).To(Equal(placementv1beta1.SchedulingPolicyUnfulfilledReason))
 			g.Expect(scheduled.ObservedGeneration).To(Equal(crp.Generation))
@@ -50,13 +51,13 @@ var _ = Describe("PickFixed", func() {
 			var placed []string
 			for _, pcs := range crp.Status.PerClusterPlacementStatuses {
 				if pcs.ClusterName == "" {
-					c := condition(pcs.Conditions, string(placementv1beta1.PerClusterScheduledConditionType))
+					c := framework.Condition(pcs.Conditions, string(placementv1beta1.PerClusterScheduledConditionType))
 					g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 					g.Expect(c.Reason).To(Equal(placementv1beta1.ScheduleFailedReason))
 					continue
 				}
 				placed = append(placed, pcs.ClusterName)
-				g.Expect(condition(pcs.Conditions, string(placementv1beta1.PerClusterAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
+				g.Expect(framework.Condition(pcs.Conditions, string(placementv1beta1.PerClusterAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
 			}
 			g.Expect(placed).To(ConsistOf("member-1", "member-3"))
 
@@ -66,7 +67,7 @@ var _ = Describe("PickFixed", func() {
 			g.Expect(selectedClusters(decisions)).To(Equal([]string{"member-1", "member-3"}))
 			g.Expect(decisions).To(HaveKey("member-9"))
 			g.Expect(decisions["member-9"].Reason).To(ContainSubstring("not found"))
-			expectOnlyOn(g, namespace(ns), "member-1", "member-3")
+			expectOnlyOn(g, framework.Namespace(ns), "member-1", "member-3")
 		}).Should(Succeed())
 	})
 })
@@ -85,8 +86,8 @@ var _ = Describe("PickAll", func() {
 				g.Expect(decisions[other].Selected).To(BeFalse())
 				g.Expect(decisions[other].Reason).To(Equal(notMatchingRequired), other)
 			}
-			expectOnlyOn(g, namespace(ns), "member-1", "member-2")
-			expectOnlyOn(g, configMap(ns, "settings", nil), "member-1", "member-2")
+			expectOnlyOn(g, framework.Namespace(ns), "member-1", "member-2")
+			expectOnlyOn(g, framework.ConfigMap(ns, "settings", nil), "member-1", "member-2")
 		}).Should(Succeed())
 	})
 
@@ -94,7 +95,7 @@ var _ = Describe("PickAll", func() {
 		By("reading the node counts the syncers reported")
 		Eventually(func(g Gomega) {
 			for name, want := range map[string]string{"member-1": "3", "member-2": "2", "member-3": "1", "member-4": "2"} {
-				g.Expect(getMemberCluster(g, name).Status.Properties[clusterv1beta1.NodeCountProperty].Value).To(Equal(want), name)
+				g.Expect(framework.MemberCluster(g, fleetClient(), name).Status.Properties[clusterv1beta1.NodeCountProperty].Value).To(Equal(want), name)
 			}
 		}).Should(Succeed())
 
@@ -111,7 +112,7 @@ var _ = Describe("PickAll", func() {
 			decisions := t.decisions(g, "app")
 			g.Expect(selectedClusters(decisions)).To(Equal([]string{"member-1", "member-2", "member-4"}))
 			g.Expect(decisions["member-3"].Reason).To(Equal(notMatchingRequired))
-			expectOnlyOn(g, namespace(ns), "member-1", "member-2", "member-4")
+			expectOnlyOn(g, framework.Namespace(ns), "member-1", "member-2", "member-4")
 		}).Should(Succeed())
 	})
 })
@@ -140,7 +141,7 @@ var _ = Describe("PickN", func() {
 			crp := t.getCRP(g, "app")
 			expectAvailable(g, crp, []string{"member-1", "member-2"}, selected, "0")
 			for _, pcs := range crp.Status.PerClusterPlacementStatuses {
-				g.Expect(condition(pcs.Conditions, string(placementv1beta1.PerClusterScheduledConditionType)).Message).To(ContainSubstring("affinity score: 20"))
+				g.Expect(framework.Condition(pcs.Conditions, string(placementv1beta1.PerClusterScheduledConditionType)).Message).To(ContainSubstring("affinity score: 20"))
 			}
 			decisions := t.decisions(g, "app")
 			g.Expect(selectedClusters(decisions)).To(Equal([]string{"member-1", "member-2"}), describeDecisions(decisions))
@@ -156,7 +157,7 @@ var _ = Describe("PickN", func() {
 			if d, ok := decisions["member-4"]; ok {
 				g.Expect(d.Reason).To(Equal(notMatchingRequired))
 			}
-			expectOnlyOn(g, namespace(ns), "member-1", "member-2")
+			expectOnlyOn(g, framework.Namespace(ns), "member-1", "member-2")
 		}).Should(Succeed())
 	})
 
@@ -183,7 +184,7 @@ var _ = Describe("PickN", func() {
 		available := map[string]float64{}
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, m := range allMembers() {
-			v := getMemberCluster(Default, m).Status.ResourceUsage.Available.Cpu().AsApproximateFloat64()
+			v := framework.MemberCluster(Default, fleetClient(), m).Status.ResourceUsage.Available.Cpu().AsApproximateFloat64()
 			available[m] = v
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
 		}
@@ -218,7 +219,7 @@ var _ = Describe("PickN", func() {
 					g.Expect(d.ClusterScore).NotTo(BeNil(), m)
 					g.Expect(ptr.Deref(d.ClusterScore.AffinityScore, -1)).To(Equal(score(m, tc.order)), "affinity score of %s%s", m, describeDecisions(decisions))
 				}
-				expectOnlyOn(g, namespace(tc.ns), tc.picked...)
+				expectOnlyOn(g, framework.Namespace(tc.ns), tc.picked...)
 			}).Should(Succeed())
 		}
 	})
@@ -252,7 +253,7 @@ var _ = Describe("PickN", func() {
 				}
 			}
 			expectAvailable(g, t.getCRP(g, "app"), picked, selected, "0")
-			expectOnlyOn(g, namespace(ns), picked...)
+			expectOnlyOn(g, framework.Namespace(ns), picked...)
 		}).Should(Succeed())
 	})
 })

@@ -15,15 +15,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 var _ = Describe("Resource selection", func() {
 	It("with NamespaceWithResourceSelectors places the namespace and only the selected objects in it", func() {
 		t := newTeam("scoped")
-		ns := uniqueName("scoped")
-		web := configMap(ns, "web", map[string]string{"k": "v"})
+		ns := framework.UniqueName("scoped")
+		web := framework.ConfigMap(ns, "web", map[string]string{"k": "v"})
 		web.Labels = map[string]string{"tier": "web"}
-		t.create(namespace(ns), web, configMap(ns, "db", map[string]string{"k": "v"}))
+		t.Create(framework.Ctx(), framework.Namespace(ns), web, framework.ConfigMap(ns, "db", map[string]string{"k": "v"}))
 		nsTerm := namespaceSelector(ns)
 		nsTerm.SelectionScope = placementv1beta1.NamespaceWithResourceSelectors
 		cmTerm := placementv1beta1.ResourceSelectorTerm{Version: "v1", Kind: "ConfigMap",
@@ -32,23 +33,23 @@ var _ = Describe("Resource selection", func() {
 
 		Eventually(func(g Gomega) {
 			expectAvailable(g, t.getCRP(g, "app"), []string{"member-1"}, []placementv1beta1.ResourceIdentifier{namespaceID(ns), configMapID(ns, "web")}, "0")
-			expectOnlyOn(g, configMap(ns, "web", nil), "member-1")
-			expectOnlyOn(g, configMap(ns, "db", nil))
+			expectOnlyOn(g, framework.ConfigMap(ns, "web", nil), "member-1")
+			expectOnlyOn(g, framework.ConfigMap(ns, "db", nil))
 		}).Should(Succeed())
 	})
 
 	It("places cluster-scoped objects by name and by label from the platform workspace", func() {
 		t := platform()
-		byName, byLabel, other := uniqueName("reader"), uniqueName("labelled"), uniqueName("other")
+		byName, byLabel, other := framework.UniqueName("reader"), framework.UniqueName("labelled"), framework.UniqueName("other")
 		labelled := clusterRole(byLabel)
 		labelled.Labels = map[string]string{"placed": "yes"}
-		t.create(clusterRole(byName), labelled, clusterRole(other))
+		t.Create(framework.Ctx(), clusterRole(byName), labelled, clusterRole(other))
 		DeferCleanup(func() {
 			for _, name := range []string{byName, byLabel, other} {
-				Expect(client.IgnoreNotFound(t.c.Delete(ctx(), clusterRole(name)))).To(Succeed())
+				Expect(client.IgnoreNotFound(t.Client.Delete(framework.Ctx(), clusterRole(name)))).To(Succeed())
 			}
 		})
-		t.place(newCRP(uniqueName("roles"), pickFixed("member-2"), rbacTerm(byName, nil), rbacTerm("", map[string]string{"placed": "yes"})))
+		t.place(newCRP(framework.UniqueName("roles"), pickFixed("member-2"), rbacTerm(byName, nil), rbacTerm("", map[string]string{"placed": "yes"})))
 
 		id := func(name string) placementv1beta1.ResourceIdentifier {
 			return placementv1beta1.ResourceIdentifier{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole", Name: name}
@@ -63,31 +64,31 @@ var _ = Describe("Resource selection", func() {
 
 	It("refuses cluster-scoped kinds other than Namespaces from a team workspace, and anything in a reserved namespace", func() {
 		t := newTeam("cluster-scoped")
-		role := uniqueName("reader")
-		t.create(clusterRole(role))
+		role := framework.UniqueName("reader")
+		t.Create(framework.Ctx(), clusterRole(role))
 		t.place(newCRP("roles", pickFixed("member-2"), rbacTerm(role, nil)))
 		rp := &placementv1beta1.ResourcePlacement{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "in-default"},
 			Spec: placementv1beta1.PlacementSpec{Policy: pickFixed("member-2"),
 				ResourceSelectors: []placementv1beta1.ResourceSelectorTerm{{Version: "v1", Kind: "ConfigMap", Name: "settings"}}},
 		}
-		t.create(configMap("default", "settings", nil))
+		t.Create(framework.Ctx(), framework.ConfigMap("default", "settings", nil))
 		t.place(rp)
 		Eventually(func(g Gomega) {
-			c := condition(t.getCRP(g, "roles").Status.Conditions, "ClusterResourcePlacementScheduled")
+			c := framework.Condition(t.getCRP(g, "roles").Status.Conditions, "ClusterResourcePlacementScheduled")
 			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(c.Reason).To(Equal(placementv1beta1.InvalidResourceSelectorsReason))
 			g.Expect(c.Message).To(ContainSubstring("ClusterRole " + role + " is cluster-scoped: a team workspace places only Namespaces"))
 			got := &placementv1beta1.ResourcePlacement{}
-			g.Expect(t.c.Get(ctx(), client.ObjectKeyFromObject(rp), got)).To(Succeed())
-			c = condition(got.Status.Conditions, "ResourcePlacementScheduled")
+			g.Expect(t.Client.Get(framework.Ctx(), client.ObjectKeyFromObject(rp), got)).To(Succeed())
+			c = framework.Condition(got.Status.Conditions, "ResourcePlacementScheduled")
 			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(c.Reason).To(Equal(placementv1beta1.InvalidResourceSelectorsReason))
 			g.Expect(c.Message).To(ContainSubstring("namespace default is reserved on member clusters, so a ResourcePlacement in it places nothing"))
 		}).Should(Succeed())
 		Consistently(func(g Gomega) {
 			expectOnlyOn(g, clusterRole(role))
-			expectOnlyOn(g, configMap("default", "settings", nil))
+			expectOnlyOn(g, framework.ConfigMap("default", "settings", nil))
 		}, "3s").Should(Succeed())
 	})
 
@@ -97,7 +98,7 @@ var _ = Describe("Resource selection", func() {
 		t.place(newCRP("app", pickFixed("member-1"), placementv1beta1.ResourceSelectorTerm{Version: "v1", Kind: "ConfigMap"}))
 
 		Eventually(func(g Gomega) {
-			c := condition(t.getCRP(g, "app").Status.Conditions, "ClusterResourcePlacementScheduled")
+			c := framework.Condition(t.getCRP(g, "app").Status.Conditions, "ClusterResourcePlacementScheduled")
 			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(c.Reason).To(Equal(placementv1beta1.InvalidResourceSelectorsReason))
 			g.Expect(c.Message).To(And(ContainSubstring("ConfigMap is namespaced"), ContainSubstring("ResourcePlacement")))
@@ -116,7 +117,7 @@ var _ = Describe("Resource selection", func() {
 
 	It("sanitizes Services: members allocate their own IPs and ports, headless stays headless", func() {
 		t := newTeam("services")
-		ns := uniqueName("services")
+		ns := framework.UniqueName("services")
 		port := corev1.ServicePort{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}
 		// An IP copied from another cluster would collide on the member.
 		fixed := service(ns, "fixed", corev1.ServiceTypeClusterIP, port)
@@ -126,21 +127,21 @@ var _ = Describe("Resource selection", func() {
 		nodePort := port
 		nodePort.NodePort = 31999
 		exposed := service(ns, "exposed", corev1.ServiceTypeNodePort, nodePort)
-		t.create(namespace(ns), fixed, headless, exposed)
+		t.Create(framework.Ctx(), framework.Namespace(ns), fixed, headless, exposed)
 		// The member already uses the node port the hub's copy names.
 		mc := memberClient("member-3")
-		taken := service("default", uniqueName("taken"), corev1.ServiceTypeNodePort, nodePort)
-		Expect(mc.Create(ctx(), taken)).To(Succeed())
-		DeferCleanup(func() { Expect(mc.Delete(ctx(), taken)).To(Succeed()) })
+		taken := service("default", framework.UniqueName("taken"), corev1.ServiceTypeNodePort, nodePort)
+		Expect(mc.Create(framework.Ctx(), taken)).To(Succeed())
+		DeferCleanup(func() { Expect(mc.Delete(framework.Ctx(), taken)).To(Succeed()) })
 		t.place(newCRP("services", pickFixed("member-3"), namespaceSelector(ns)))
 
 		Eventually(func(g Gomega) {
 			got := &corev1.Service{}
-			g.Expect(mc.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "fixed"}, got)).To(Succeed())
+			g.Expect(mc.Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "fixed"}, got)).To(Succeed())
 			g.Expect(got.Spec.ClusterIP).NotTo(BeElementOf("", "10.0.0.1", corev1.ClusterIPNone))
-			g.Expect(mc.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "headless"}, got)).To(Succeed())
+			g.Expect(mc.Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "headless"}, got)).To(Succeed())
 			g.Expect(got.Spec.ClusterIP).To(Equal(corev1.ClusterIPNone))
-			g.Expect(mc.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "exposed"}, got)).To(Succeed())
+			g.Expect(mc.Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "exposed"}, got)).To(Succeed())
 			g.Expect(got.Spec.Ports).To(HaveLen(1))
 			g.Expect(got.Spec.Ports[0].NodePort).NotTo(BeZero())
 			g.Expect(got.Spec.Ports[0].NodePort).NotTo(Equal(nodePort.NodePort), "the member allocates the node port")
@@ -174,7 +175,7 @@ var _ = Describe("Resource snapshots", func() {
 			Eventually(func(g Gomega) {
 				expectAvailable(g, t.getCRP(g, "app"), []string{"member-1"}, selected, value)
 				got := &corev1.ConfigMap{}
-				g.Expect(memberClient("member-1").Get(ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, got)).To(Succeed())
+				g.Expect(memberClient("member-1").Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "settings"}, got)).To(Succeed())
 				g.Expect(got.Data).To(HaveKeyWithValue("rev", value))
 			}).Should(Succeed())
 		}
@@ -182,7 +183,7 @@ var _ = Describe("Resource snapshots", func() {
 			g.Expect(t.resourceSnapshotIndexes(g, "app")).To(Equal([]int{2, 3}))
 		}).Should(Succeed())
 		latest := &placementv1beta1.ClusterResourceSnapshot{}
-		Expect(t.c.Get(ctx(), client.ObjectKey{Name: "app-3-snapshot"}, latest)).To(Succeed())
+		Expect(t.Client.Get(framework.Ctx(), client.ObjectKey{Name: "app-3-snapshot"}, latest)).To(Succeed())
 		Expect(latest.Labels).To(HaveKeyWithValue(placementv1beta1.IsLatestSnapshotLabel, "true"))
 	})
 })
@@ -198,13 +199,13 @@ var _ = Describe("statusReportingScope NamespaceAccessible", func() {
 		Eventually(func(g Gomega) {
 			crp := t.getCRP(g, "app")
 			expectAvailable(g, crp, []string{"member-2"}, selected, "0")
-			synced := condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementStatusSyncedConditionType))
+			synced := framework.Condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementStatusSyncedConditionType))
 			g.Expect(synced.Status).To(Equal(metav1.ConditionTrue), "%+v", synced)
 			crps := &placementv1beta1.ClusterResourcePlacementStatus{}
-			g.Expect(t.c.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "app"}, crps)).To(Succeed())
+			g.Expect(t.Client.Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "app"}, crps)).To(Succeed())
 			g.Expect(crps.PlacementStatus.SelectedResources).To(ConsistOf(selected))
 			g.Expect(crps.PlacementStatus.ObservedResourceIndex).To(Equal("0"))
-			g.Expect(condition(crps.PlacementStatus.Conditions, "ClusterResourcePlacementAvailable").Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(framework.Condition(crps.PlacementStatus.Conditions, "ClusterResourcePlacementAvailable").Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(crps.PlacementStatus.PerClusterPlacementStatuses).To(HaveLen(1))
 		}).Should(Succeed())
 		Eventually(func(g Gomega) {
@@ -236,14 +237,14 @@ func service(ns, name string, typ corev1.ServiceType, ports ...corev1.ServicePor
 }
 
 func (t *team) updateConfigMap(ns, name string, change func(*corev1.ConfigMap)) {
-	update(t.c, configMap(ns, name, nil), change)
+	update(t.Client, framework.ConfigMap(ns, name, nil), change)
 }
 
 // resourceSnapshotIndexes lists the indexes of a placement's resource
 // snapshot groups, ascending.
 func (t *team) resourceSnapshotIndexes(g Gomega, crp string) []int {
 	list := &placementv1beta1.ClusterResourceSnapshotList{}
-	g.ExpectWithOffset(1, t.c.List(ctx(), list, client.MatchingLabels{placementv1beta1.PlacementTrackingLabel: crp})).To(Succeed())
+	g.ExpectWithOffset(1, t.Client.List(framework.Ctx(), list, client.MatchingLabels{placementv1beta1.PlacementTrackingLabel: crp})).To(Succeed())
 	var out []int
 	for _, s := range list.Items {
 		idx, err := strconv.Atoi(s.Labels[placementv1beta1.ResourceIndexLabel])
@@ -258,7 +259,7 @@ func (t *team) resourceSnapshotIndexes(g Gomega, crp string) []int {
 // the team's workspace.
 func eventReasons(g Gomega, t *team, placement string) []string {
 	events := &corev1.EventList{}
-	g.ExpectWithOffset(1, t.c.List(ctx(), events)).To(Succeed())
+	g.ExpectWithOffset(1, t.Client.List(framework.Ctx(), events)).To(Succeed())
 	var out []string
 	for _, e := range events.Items {
 		if e.InvolvedObject.Name == placement && e.InvolvedObject.Kind == "ClusterResourcePlacement" {

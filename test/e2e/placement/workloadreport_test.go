@@ -15,13 +15,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 // workloadReport reads a ClusterResourcePlacement's workload report as the
 // team.
 func (t *team) workloadReport(g Gomega, name string) *placementv1beta1.ClusterWorkloadReport {
 	r := &placementv1beta1.ClusterWorkloadReport{}
-	g.ExpectWithOffset(1, t.c.Get(ctx(), client.ObjectKey{Name: name}, r)).To(Succeed(), "ClusterWorkloadReport %s in %s", name, t.path)
+	g.ExpectWithOffset(1, t.Client.Get(framework.Ctx(), client.ObjectKey{Name: name}, r)).To(Succeed(), "ClusterWorkloadReport %s in %s", name, t.Path)
 	return r
 }
 
@@ -55,12 +56,12 @@ func withReportBack(p *placementv1beta1.ClusterResourcePlacement, destination pl
 var _ = Describe("Workload reports", func() {
 	It("show a team how its Deployment runs on each cluster, and follow a scale on a member", func() {
 		t := newTeam("workloads")
-		ns := uniqueName("web")
+		ns := framework.UniqueName("web")
 		web := deployment(ns, "web", "nginx:1.27")
 		// No replicas on the hub: each member scales it as it likes (an
 		// autoscaler would), and placing it again does not undo that.
 		web.Spec.Replicas = nil
-		t.create(namespace(ns), web)
+		t.Create(framework.Ctx(), framework.Namespace(ns), web)
 		targets := []string{"member-1", "member-2"}
 		t.place(newCRP("web", pickFixed(targets...), namespaceSelector(ns)))
 
@@ -78,7 +79,7 @@ var _ = Describe("Workload reports", func() {
 				g.Expect(s.Workload.ReadyReplicas).To(Equal(ptr.To[int32](1)), "ready replicas on %s", m)
 				g.Expect(s.Workload.Conditions).To(ContainElement(HaveField("Type", "Available")), "the Deployment's own conditions on %s", m)
 			}
-			g.Expect(condition(r.Status.Conditions, placementv1beta1.WorkloadReportReportedConditionType).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(framework.Condition(r.Status.Conditions, placementv1beta1.WorkloadReportReportedConditionType).Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(r.OwnerReferences).To(ContainElement(HaveField("Name", "web")), "the report goes with its placement")
 		}).Should(Succeed())
 
@@ -104,51 +105,51 @@ var _ = Describe("Workload reports", func() {
 		Expect(out).To(MatchRegexp(`member-1\s+True\s+3/3`))
 
 		By("the report is the hub's: the team cannot write it")
-		err := t.c.Update(ctx(), t.workloadReport(Default, "web"))
+		err := t.Client.Update(framework.Ctx(), t.workloadReport(Default, "web"))
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "a team updating its report: %v", err)
 		forged := &placementv1beta1.ClusterWorkloadReport{ObjectMeta: metav1.ObjectMeta{Name: "forged"}}
-		Expect(apierrors.IsForbidden(t.c.Create(ctx(), forged))).To(BeTrue(), "a team creating a report")
+		Expect(apierrors.IsForbidden(t.Client.Create(framework.Ctx(), forged))).To(BeTrue(), "a team creating a report")
 
 		By("deleting the placement removes its report")
 		t.deletePlacement(newCRP("web", nil))
 		Eventually(func() bool {
-			return apierrors.IsNotFound(t.c.Get(ctx(), client.ObjectKey{Name: "web"}, &placementv1beta1.ClusterWorkloadReport{}))
+			return apierrors.IsNotFound(t.Client.Get(framework.Ctx(), client.ObjectKey{Name: "web"}, &placementv1beta1.ClusterWorkloadReport{}))
 		}).Should(BeTrue())
 	})
 
 	It("mirror the member's status onto the team's object (OriginalResource) and into the report (WorkAPI)", func() {
 		t := newTeam("mirror")
-		ns := uniqueName("web")
-		t.create(namespace(ns), deployment(ns, "web", "nginx:1.27"))
+		ns := framework.UniqueName("web")
+		t.Create(framework.Ctx(), framework.Namespace(ns), deployment(ns, "web", "nginx:1.27"))
 		t.place(withReportBack(newCRP("web", pickFixed("member-1"), namespaceSelector(ns)), placementv1beta1.ReportBackDestinationOriginalResource))
 
 		Eventually(func(g Gomega) {
 			d := &appsv1.Deployment{}
-			g.Expect(t.c.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
+			g.Expect(t.Client.Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
 			g.Expect(d.Status.ReadyReplicas).To(BeEquivalentTo(1), "the hub Deployment's status is member-1's")
 			g.Expect(d.Status.Conditions).To(ContainElement(HaveField("Type", appsv1.DeploymentAvailable)))
 			g.Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal("nginx:1.27"), "status only, never spec")
-			c := condition(t.workloadReport(g, "web").Status.Conditions, placementv1beta1.WorkloadReportStatusBackReportedConditionType)
+			c := framework.Condition(t.workloadReport(g, "web").Status.Conditions, placementv1beta1.WorkloadReportStatusBackReportedConditionType)
 			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "%+v", c)
 		}).Should(Succeed())
 
 		By("a placement on more than one cluster cannot mirror to the original, and says why")
-		ns2 := uniqueName("wide")
-		t.create(namespace(ns2), deployment(ns2, "wide", "nginx:1.27"))
+		ns2 := framework.UniqueName("wide")
+		t.Create(framework.Ctx(), framework.Namespace(ns2), deployment(ns2, "wide", "nginx:1.27"))
 		t.place(withReportBack(newCRP("wide", pickFixed("member-1", "member-2"), namespaceSelector(ns2)), placementv1beta1.ReportBackDestinationOriginalResource))
 		Eventually(func(g Gomega) {
-			c := condition(t.workloadReport(g, "wide").Status.Conditions, placementv1beta1.WorkloadReportStatusBackReportedConditionType)
+			c := framework.Condition(t.workloadReport(g, "wide").Status.Conditions, placementv1beta1.WorkloadReportStatusBackReportedConditionType)
 			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(c.Reason).To(Equal(placementv1beta1.StatusBackReportNotSingleClusterReason))
 			g.Expect(c.Message).To(ContainSubstring("it names 2 clusters (PickFixed)"))
 		}).Should(Succeed())
 		d := &appsv1.Deployment{}
-		Expect(t.c.Get(ctx(), client.ObjectKey{Namespace: ns2, Name: "wide"}, d)).To(Succeed())
+		Expect(t.Client.Get(framework.Ctx(), client.ObjectKey{Namespace: ns2, Name: "wide"}, d)).To(Succeed())
 		Expect(d.Status.ReadyReplicas).To(BeZero(), "nothing is mirrored onto the original")
 
 		By("WorkAPI: each cluster's whole status in the report")
-		ns3 := uniqueName("api")
-		t.create(namespace(ns3), deployment(ns3, "api", "nginx:1.27"))
+		ns3 := framework.UniqueName("api")
+		t.Create(framework.Ctx(), framework.Namespace(ns3), deployment(ns3, "api", "nginx:1.27"))
 		t.place(withReportBack(newCRP("api", pickFixed("member-1", "member-2"), namespaceSelector(ns3)), placementv1beta1.ReportBackDestinationWorkAPI))
 		Eventually(func(g Gomega) {
 			o := reportedObject(g, t.workloadReport(g, "api"), "Deployment", "api")
@@ -166,17 +167,17 @@ var _ = Describe("Workload reports", func() {
 
 	It("bring a member's warnings about a team's pods to the team, as events in its workspace", func() {
 		t := newTeam("warnings")
-		ns := uniqueName("app")
+		ns := framework.UniqueName("app")
 		app := deployment(ns, "app", "nginx:1.27")
 		// No member has such a node: the member's scheduler warns about
 		// the pod.
 		app.Spec.Template.Spec.NodeSelector = map[string]string{"fleetplane.io/no-such-node": "true"}
-		t.create(namespace(ns), app)
+		t.Create(framework.Ctx(), framework.Namespace(ns), app)
 		t.place(newCRP("app", pickFixed("member-1"), namespaceSelector(ns)))
 
 		teamEvents := func(g Gomega, reason string) []corev1.Event {
 			list := &corev1.EventList{}
-			g.Expect(t.c.List(ctx(), list)).To(Succeed(), "the team lists its events")
+			g.Expect(t.Client.List(framework.Ctx(), list)).To(Succeed(), "the team lists its events")
 			var out, other []corev1.Event
 			for _, e := range list.Items {
 				if e.Namespace == ns && e.Reason == reason && e.InvolvedObject.Kind == "Deployment" && e.InvolvedObject.Name == "app" {
@@ -199,11 +200,11 @@ var _ = Describe("Workload reports", func() {
 
 		By("an image that cannot be pulled: the event the member's kubelet records")
 		pods := &corev1.PodList{}
-		Expect(memberClient("member-1").List(ctx(), pods, client.InNamespace(ns))).To(Succeed())
+		Expect(memberClient("member-1").List(framework.Ctx(), pods, client.InNamespace(ns))).To(Succeed())
 		Expect(pods.Items).NotTo(BeEmpty())
 		pod := pods.Items[0]
 		now := metav1.Now()
-		Expect(memberClient("member-1").Create(ctx(), &corev1.Event{
+		Expect(memberClient("member-1").Create(framework.Ctx(), &corev1.Event{
 			ObjectMeta:     metav1.ObjectMeta{Namespace: ns, Name: pod.Name + ".pull"},
 			InvolvedObject: corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: ns, Name: pod.Name, UID: pod.UID},
 			Type:           corev1.EventTypeWarning, Reason: "Failed", Count: 1, FirstTimestamp: now, LastTimestamp: now,
@@ -213,7 +214,7 @@ var _ = Describe("Workload reports", func() {
 		Eventually(func(g Gomega) {
 			s := onCluster(g, reportedObject(g, t.workloadReport(g, "app"), "Deployment", "app"), "member-1")
 			works := &placementv1beta1.WorkList{}
-			g.Expect(worksClient().List(ctx(), works, client.InNamespace("fleet-member-member-1"))).To(Succeed())
+			g.Expect(worksClient().List(framework.Ctx(), works, client.InNamespace("fleet-member-member-1"))).To(Succeed())
 			var reported []placementv1beta1.MemberWarning
 			for _, w := range works.Items {
 				for _, mc := range w.Status.ManifestConditions {

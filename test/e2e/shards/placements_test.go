@@ -9,24 +9,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/internal/workhomes"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
-var scheme = func() *runtime.Scheme {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, placementv1beta1.AddToScheme} {
-		if err := add(s); err != nil {
-			panic(err)
-		}
-	}
-	return s
-}()
+var scheme = framework.NewScheme()
 
 // placedApp is a team's namespace with a ConfigMap, placed by a PickAll
 // placement "app" from a team workspace on a given shard.
@@ -49,24 +40,21 @@ func placeApp(ctx context.Context, shard string) *placedApp {
 // not placed yet.
 func teamOn(ctx context.Context, shard string) *placedApp {
 	hub := proxy.Hub()
-	name := uniqueName("team")
+	name := framework.UniqueName("team")
 	path, err := hub.CreateTeamWorkspaceOn(ctx, name, shard)
 	ExpectWithOffset(2, err).NotTo(HaveOccurred())
 	cluster, err := hub.TeamWorkspaceCluster(ctx, name)
 	ExpectWithOffset(2, err).NotTo(HaveOccurred())
-	cfg, err := hub.TeamAdmin(ctx, path, "team-admin")
-	ExpectWithOffset(2, err).NotTo(HaveOccurred())
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	ExpectWithOffset(2, err).NotTo(HaveOccurred())
-	return &placedApp{shard: shard, namespace: uniqueName("app-" + shard), cluster: cluster, team: c}
+	team := framework.TeamIn(ctx, hub, scheme, path)
+	return &placedApp{shard: shard, namespace: framework.UniqueName("app-" + shard), cluster: cluster, team: team.Client}
 }
 
 // place creates, as the team, the app's namespace with its ConfigMap and
 // the placement "app" of the namespace.
 func (a *placedApp) place(ctx context.Context) {
 	c := a.team
-	ExpectWithOffset(2, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: a.namespace}})).To(Succeed())
-	ExpectWithOffset(2, c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: a.namespace, Name: "settings"}, Data: map[string]string{"shard": a.shard}})).To(Succeed())
+	ExpectWithOffset(2, c.Create(ctx, framework.Namespace(a.namespace))).To(Succeed())
+	ExpectWithOffset(2, c.Create(ctx, framework.ConfigMap(a.namespace, "settings", map[string]string{"shard": a.shard}))).To(Succeed())
 	crp := &placementv1beta1.ClusterResourcePlacement{
 		ObjectMeta: metav1.ObjectMeta{Name: "app"},
 		Spec: placementv1beta1.PlacementSpec{

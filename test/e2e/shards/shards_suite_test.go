@@ -42,8 +42,3 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	member = members[0]
 	Expect(proxy.Hub().WaitMemberReady(ctx, member.Name)).To(Succeed())
 }, NodeTimeout(8*60e9))
-
-// uniqueName returns a workspace or object name that no other spec uses.
-func uniqueName(prefix string) string {
-	return prefix + "-" + framework.RandomSuffix()
-}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/fleetplane/fleetplane/internal/localfleet"
+	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
 var _ = Describe("A hub of two shards behind the front-proxy", func() {
@@ -25,7 +26,7 @@ var _ = Describe("A hub of two shards behind the front-proxy", func() {
 		Expect(shards.Items).To(ConsistOf(HaveField("Name", "root"), HaveField("Name", "shard-1")))
 
 		for _, shard := range []string{"root", "shard-1"} {
-			name := uniqueName("team")
+			name := framework.UniqueName("team")
 			path, err := hub.CreateTeamWorkspaceOn(ctx, name, shard)
 			Expect(err).NotTo(HaveOccurred(), "a team workspace on %s", shard)
 			ws, err := hub.KCP("root:teams").TenancyV1alpha1().Workspaces().Get(ctx, name, metav1.GetOptions{})
@@ -58,7 +59,7 @@ var _ = Describe("A hub of two shards behind the front-proxy", func() {
 			Expect(err).NotTo(HaveOccurred(), "kubectl ws %s\n%s", strings.Join(args, " "), out)
 			return strings.TrimSpace(string(out))
 		}
-		name := uniqueName("cli-ws")
+		name := framework.UniqueName("cli-ws")
 		ws(":root:teams")
 		Expect(ws("current", "--short")).To(Equal("root:teams"))
 		Expect(ws("create", name, "--enter")).To(ContainSubstring(`Workspace "root:teams:` + name + `" is ready.`))
@@ -69,7 +70,7 @@ var _ = Describe("A hub of two shards behind the front-proxy", func() {
 
 	It("does not take who a client says it is from the headers it sends", func(ctx SpecContext) {
 		hub := proxy.Hub()
-		path, err := hub.CreateTeamWorkspaceOn(ctx, uniqueName("team"), "shard-1")
+		path, err := hub.CreateTeamWorkspaceOn(ctx, framework.UniqueName("team"), "shard-1")
 		Expect(err).NotTo(HaveOccurred())
 		team, err := hub.TeamAdmin(ctx, path, "team-admin")
 		Expect(err).NotTo(HaveOccurred())
