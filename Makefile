@@ -18,6 +18,9 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 SHARDS ?= 1
 FLEET_ROOT ?= $(CURDIR)/.fleet$(if $(filter-out 1,$(SHARDS)),-$(SHARDS)-shards)
 FLEET_PORT ?= 6443
+# Log verbosity of `make run`'s hub and syncers: 2 logs every decision
+# about a placement (docs/operations.md).
+VERBOSITY ?= 0
 
 TEST_TIMEOUT ?= 60m
 
@@ -75,7 +78,7 @@ images:
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -ldflags '$(GO_LDFLAGS)' -o $(BIN)/linux/fleet-syncer ./cmd/fleet-syncer
 	$(GO) run ./build/images --bin-dir $(BIN) --repository $(IMAGE_REPOSITORY) --tag $(IMAGE_TAG)
 
-## cluster-bins: what a local member cluster runs (test/localcluster): etcd,
+## cluster-bins: what a local member cluster runs (internal/localcluster): etcd,
 ## kube-apiserver, kube-controller-manager and kube-scheduler built from the
 ## separate module test/cluster, plus kwok and its Stage configs
 KWOK_VERSION := v0.8.0
@@ -178,7 +181,7 @@ test-soak: build cluster-bins
 ## SHARDS=2 runs the hub as a root shard, shard-1 and a front-proxy (state
 ## in .fleet-2-shards/)
 run: build cluster-bins
-	$(BIN)/fleet-dev --root-dir $(FLEET_ROOT) --secure-port $(FLEET_PORT) --members 3 --shards $(SHARDS)
+	$(BIN)/fleet-dev --root-dir $(FLEET_ROOT) --secure-port $(FLEET_PORT) --members 3 --shards $(SHARDS) --v $(VERBOSITY)
 
 clean:
 	rm -rf $(BIN) _output

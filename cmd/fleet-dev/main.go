@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"syscall"
 
 	"github.com/go-logr/logr"
@@ -67,6 +68,7 @@ func newCommand() *cobra.Command {
 		heartbeat int
 		shards    int
 		board     string
+		verbosity int
 	)
 	cmd := &cobra.Command{
 		Use:          "fleet-dev",
@@ -85,11 +87,11 @@ func newCommand() *cobra.Command {
 			}
 			specs := slices.Clone(localMembers[:members])
 			for i := range specs {
-				specs[i].HeartbeatSeconds = heartbeat
+				specs[i].HeartbeatSeconds, specs[i].LogVerbosity = heartbeat, verbosity
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return run(ctx, rootDir, port, shards, board, specs)
+			return run(ctx, rootDir, []string{"--v", strconv.Itoa(verbosity)}, port, shards, board, specs)
 		},
 	}
 	cmd.Flags().StringVar(&rootDir, "root-dir", ".fleet", "state of the hub, the member clusters and their syncers")
@@ -98,16 +100,17 @@ func newCommand() *cobra.Command {
 	cmd.Flags().StringVar(&board, "board-address", "127.0.0.1:8090", "loopback address of the fleet board, served as the platform admin (port 0 picks a free one)")
 	cmd.Flags().IntVar(&shards, "shards", 1, "how many kcp shards the hub runs on; 2 or more adds a front-proxy on --secure-port, and the shards serve on the ports after it")
 	// Quick status for trying things out; joined clusters default to 60.
+	cmd.Flags().IntVarP(&verbosity, "v", "v", 0, "log verbosity of the hub and the syncers; 2 logs every decision about a placement (docs/operations.md)")
 	cmd.Flags().IntVar(&heartbeat, "heartbeat-period-seconds", 5, "how often the members' syncers report (1-600; a joined member's default is 60)")
 	return cmd
 }
 
-func run(ctx context.Context, rootDir string, port, shards int, boardAddress string, specs []localfleet.MemberSpec) error {
+func run(ctx context.Context, rootDir string, hubArgs []string, port, shards int, boardAddress string, specs []localfleet.MemberSpec) error {
 	rootDir, err := filepath.Abs(rootDir)
 	if err != nil {
 		return err
 	}
-	hub, stop, err := startHub(ctx, rootDir, port, shards)
+	hub, stop, err := startHub(ctx, rootDir, hubArgs, port, shards)
 	if err != nil {
 		return err
 	}
@@ -160,17 +163,17 @@ func startBoard(ctx context.Context, hub *localfleet.Hub, address string) (strin
 
 // startHub starts the hub: one fleet-hub process, or a root shard, further
 // shards and a front-proxy, each in its own directory of rootDir.
-func startHub(ctx context.Context, rootDir string, port, shards int) (*localfleet.Hub, func() error, error) {
+func startHub(ctx context.Context, rootDir string, args []string, port, shards int) (*localfleet.Hub, func() error, error) {
 	if shards == 1 {
 		say("Starting the hub (log: %s)...", filepath.Join(rootDir, "hub.log"))
-		hub, err := localfleet.StartHub(ctx, localfleet.HubOptions{RootDir: rootDir, Port: port})
+		hub, err := localfleet.StartHub(ctx, localfleet.HubOptions{RootDir: rootDir, Port: port, Args: args})
 		if err != nil {
 			return nil, nil, err
 		}
 		return hub, hub.Stop, nil
 	}
 	say("Starting the hub on %d shards behind a front-proxy (logs: %s/{root,shard-*}/hub.log, %s/front-proxy/front-proxy.log)...", shards, rootDir, rootDir)
-	sharded, err := localfleet.StartShardedHub(ctx, localfleet.ShardedHubOptions{Dir: rootDir, Shards: shards, Port: port})
+	sharded, err := localfleet.StartShardedHub(ctx, localfleet.ShardedHubOptions{Dir: rootDir, Shards: shards, Port: port, Args: args})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	goflag "flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -78,6 +79,11 @@ func newCommand() *cobra.Command {
 	f.Float32Var(&memberQPS, "member-api-qps", 250, "QPS towards the member cluster")
 	f.IntVar(&memberBurst, "member-api-burst", 1000, "burst towards the member cluster")
 	metricsOpts.AddFlags(f)
+	// klog's -v: 2 logs each object the syncer creates, takes over,
+	// updates, releases or deletes (docs/operations.md).
+	klogFlags := goflag.NewFlagSet("klog", goflag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	f.AddGoFlag(klogFlags.Lookup("v"))
 	return cmd
 }
 

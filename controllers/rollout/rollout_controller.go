@@ -121,10 +121,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		return ctrl.Result{}, err
 	}
 	plan := planRollout(time.Now(), p, latest.GetName(), want, bindings)
+	decisions := placements.Decisions(ctx, r.Workspaces, req.ClusterName, k)
 	for _, b := range plan.remove {
+		decisions.Info("removing the binding of a cluster the scheduler dropped", "cluster", b.GetBindingSpec().TargetCluster, "binding", b.GetName())
 		if err := client.IgnoreNotFound(c.Delete(ctx, b)); err != nil {
 			return ctrl.Result{}, err
 		}
+	}
+	for _, b := range plan.update {
+		decisions.Info("rolling out", "cluster", b.GetBindingSpec().TargetCluster, "binding", b.GetName(), "resourceSnapshot", latest.GetName(),
+			"from", b.GetBindingSpec().ResourceSnapshotName)
 	}
 	if err := r.bindAll(ctx, c, p, plan.update, latest.GetName(), want, req.String()); err != nil {
 		return placements.RetryConflict(err)
@@ -141,6 +147,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		}
 	}
 	for _, b := range plan.blocked {
+		if !waitingReported(b) {
+			decisions.Info("the rollout waits for room under maxUnavailable or maxSurge", "cluster", b.GetBindingSpec().TargetCluster, "binding", b.GetName())
+		}
 		if err := markRolloutStarted(ctx, c, b, metav1.ConditionFalse, placementv1beta1.RolloutNotStartedYetReason,
 			"The rollout is waiting: updating this cluster now would exceed the placement's maxUnavailable or maxSurge"); err != nil {
 			return ctrl.Result{}, err

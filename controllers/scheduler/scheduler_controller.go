@@ -99,7 +99,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	if !p.GetDeletionTimestamp().IsZero() {
-		return ctrl.Result{}, r.unscheduleAll(ctx, c, p, bindings)
+		return ctrl.Result{}, r.unscheduleAll(ctx, req.ClusterName, c, p, bindings)
 	}
 	if controllerutil.AddFinalizer(p, placementv1beta1.SchedulerCleanupFinalizer) {
 		if err := c.Update(ctx, p); err != nil {
@@ -131,7 +131,12 @@ func (r *Reconciler) schedule(ctx context.Context, clusterName string, c client.
 	if err := r.persistBindings(ctx, clusterName, c, p, snap, bindings, res); err != nil {
 		return err
 	}
-	return r.writeDecisions(ctx, c, snap, res)
+	changed, err := r.writeDecisions(ctx, c, snap, res)
+	if changed {
+		placements.Decisions(ctx, r.Workspaces, clusterName, placements.KeyOf(p)).Info("scheduled",
+			"policySnapshot", snap.GetName(), "fulfilled", res.Fulfilled, "reason", res.Reason, "message", res.Message)
+	}
+	return err
 }
 
 // input gathers what the framework needs for one cycle.
@@ -188,6 +193,7 @@ func (r *Reconciler) persistBindings(ctx context.Context, clusterName string, c 
 		byName[b.GetName()] = b
 	}
 	k := placements.KeyOf(p)
+	decisions := placements.Decisions(ctx, r.Workspaces, clusterName, k)
 	// New bindings are independent writes: a PickN(100) placement must not
 	// wait for 100 round trips one after another. One refused does not stop
 	// the others: a cancelled creation's outcome would be unknown.
@@ -208,6 +214,7 @@ func (r *Reconciler) persistBindings(ctx context.Context, clusterName string, c 
 			return err
 		}
 		r.created.Created(workspacePlacement{clusterName, k}, b.GetName())
+		decisions.Info("picked a cluster", "cluster", d.ClusterName, "binding", b.GetName(), "reason", d.Reason)
 		g.Go(func() error {
 			if err := c.Create(ctx, b); err != nil {
 				r.created.CreateFailed(workspacePlacement{clusterName, k}, b.GetName(), err)
@@ -228,6 +235,7 @@ func (r *Reconciler) persistBindings(ctx context.Context, clusterName string, c 
 		spec.SchedulingPolicySnapshotName, spec.ClusterDecision = snap.GetName(), u.Decision
 		if u.Reschedule {
 			spec.State = previousState(b)
+			decisions.Info("picked a cluster again", "cluster", spec.TargetCluster, "binding", b.GetName(), "reason", u.Decision.Reason)
 		}
 		if err := r.updateSpec(ctx, c, b, *spec); err != nil {
 			return err
@@ -246,6 +254,7 @@ func (r *Reconciler) persistBindings(ctx context.Context, clusterName string, c 
 		b.SetAnnotations(ann)
 		spec := b.GetBindingSpec().DeepCopy()
 		spec.State = placementv1beta1.BindingStateUnscheduled
+		decisions.Info("dropped a cluster", "cluster", spec.TargetCluster, "binding", b.GetName(), "reason", droppedBecause(res.Decisions, spec.TargetCluster))
 		if err := r.updateSpec(ctx, c, b, *spec); err != nil {
 			return err
 		}
@@ -281,8 +290,18 @@ func bindingName(placement, cluster string) string {
 	return strings.TrimRight(placement, ".-") + "-" + strings.TrimRight(cluster, ".-") + "-" + suffix
 }
 
+// droppedBecause is the scheduler's reason for not picking cluster again.
+func droppedBecause(decisions []placementv1beta1.ClusterDecision, cluster string) string {
+	for _, d := range decisions {
+		if d.ClusterName == cluster && !d.Selected {
+			return d.Reason
+		}
+	}
+	return "the policy no longer picks it"
+}
+
 // writeDecisions records the result on the policy snapshot when it changed.
-func (r *Reconciler) writeDecisions(ctx context.Context, c client.Client, snap placementv1beta1.PolicySnapshotObj, res framework.Result) error {
+func (r *Reconciler) writeDecisions(ctx context.Context, c client.Client, snap placementv1beta1.PolicySnapshotObj, res framework.Result) (bool, error) {
 	gen, _ := strconv.ParseInt(snap.GetAnnotations()[placementv1beta1.CRPGenerationAnnotation], 10, 64)
 	st := snap.GetPolicySnapshotStatus().DeepCopy()
 	st.ObservedCRPGeneration = gen
@@ -296,19 +315,23 @@ func (r *Reconciler) writeDecisions(ctx context.Context, c client.Client, snap p
 		Reason: res.Reason, Message: res.Message, ObservedGeneration: snap.GetGeneration(),
 	})
 	if equality.Semantic.DeepEqual(*snap.GetPolicySnapshotStatus(), *st) {
-		return nil
+		return false, nil
 	}
 	snap.SetPolicySnapshotStatus(*st)
-	return c.Status().Update(ctx, snap)
+	return true, c.Status().Update(ctx, snap)
 }
 
 // unscheduleAll removes every binding of a deleted placement (the work
 // generator then removes what they placed) and releases the placement.
-func (r *Reconciler) unscheduleAll(ctx context.Context, c client.Client, p placementv1beta1.PlacementObj, bindings []placementv1beta1.BindingObj) error {
+func (r *Reconciler) unscheduleAll(ctx context.Context, clusterName string, c client.Client, p placementv1beta1.PlacementObj, bindings []placementv1beta1.BindingObj) error {
 	if !controllerutil.ContainsFinalizer(p, placementv1beta1.SchedulerCleanupFinalizer) {
 		return nil
 	}
+	decisions := placements.Decisions(ctx, r.Workspaces, clusterName, placements.KeyOf(p))
 	for _, b := range bindings {
+		if b.GetDeletionTimestamp().IsZero() {
+			decisions.Info("removing a binding of the deleted placement", "cluster", b.GetBindingSpec().TargetCluster, "binding", b.GetName())
+		}
 		if err := client.IgnoreNotFound(c.Delete(ctx, b)); err != nil {
 			return err
 		}

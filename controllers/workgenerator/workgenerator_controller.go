@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/go-logr/logr"
 	"github.com/kcp-dev/logicalcluster/v3"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -294,7 +295,11 @@ func (r *Reconciler) render(ctx context.Context, c client.Client, o origin) ([]p
 	if err != nil {
 		return nil, false, overrideFailure{err}
 	}
-	return r.syncWorks(ctx, o, t, ov)
+	works, written, err := r.syncWorks(ctx, o, t, ov)
+	if written {
+		r.decisions(ctx, o).Info("wrote the binding's Works", "resourceSnapshot", spec.ResourceSnapshotName, "works", len(works))
+	}
+	return works, written, err
 }
 
 // cleanUp deletes the binding's Work and releases the binding once it is
@@ -326,6 +331,7 @@ func (r *Reconciler) cleanUp(ctx context.Context, c client.Client, direct client
 			// binding back here.
 			continue
 		}
+		r.decisions(ctx, o).Info("deleting a Work of a removed binding: the member removes what it placed", "work", works[i].Name, "abandon", abandon)
 		if err := client.IgnoreNotFound(r.Home.GetClient().Delete(ctx, &works[i])); err != nil {
 			return fmt.Errorf("deleting Work %s/%s: %w", works[i].Namespace, works[i].Name, err)
 		}
@@ -334,6 +340,7 @@ func (r *Reconciler) cleanUp(ctx context.Context, c client.Client, direct client
 		// Called again when the Works are gone.
 		return nil
 	}
+	r.decisions(ctx, o).Info("released a removed binding: its Works are gone")
 	controllerutil.RemoveFinalizer(o.binding, placementv1beta1.WorkFinalizer)
 	return c.Update(ctx, o.binding)
 }
@@ -370,6 +377,12 @@ func abandoning(ctx context.Context, cached, direct client.Reader, o origin, wor
 type origin struct {
 	workspace logicalcluster.Name
 	binding   placementv1beta1.BindingObj
+}
+
+// decisions logs what is decided about the binding's Works (placements.Decisions).
+func (r *Reconciler) decisions(ctx context.Context, o origin) logr.Logger {
+	k := placements.Key{Namespace: o.binding.GetNamespace(), Name: o.placement()}
+	return placements.Decisions(ctx, r.Workspaces, o.workspace.String(), k).WithValues("cluster", o.binding.GetBindingSpec().TargetCluster, "binding", o.binding.GetName())
 }
 
 func (o origin) placement() string {

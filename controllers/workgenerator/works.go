@@ -90,6 +90,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, o origin, t trusted, ov over
 		if !stale.DeletionTimestamp.IsZero() {
 			continue
 		}
+		r.decisions(ctx, o).Info("deleting a Work the binding no longer needs", "work", stale.Name)
 		if err := client.IgnoreNotFound(r.Home.GetClient().Delete(ctx, stale)); err != nil {
 			return nil, false, err
 		}

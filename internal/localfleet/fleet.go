@@ -38,6 +38,8 @@ type Member struct {
 	// HeartbeatSeconds is the syncer's heartbeat period; 0 is 5, which
 	// the suites use to see health changes quickly.
 	HeartbeatSeconds int
+	// LogVerbosity is the syncer's -v.
+	LogVerbosity int
 }
 
 // MetricsURL is where m's syncer serves its Prometheus metrics.
@@ -50,6 +52,8 @@ type MemberSpec struct {
 	Nodes  []localcluster.NodeSpec
 	// HeartbeatSeconds is the syncer's heartbeat period; 0 is 5.
 	HeartbeatSeconds int
+	// LogVerbosity is the syncer's -v.
+	LogVerbosity int
 }
 
 // Nodes describes n nodes named <prefix>-a, <prefix>-b, ... with the given
@@ -74,7 +78,7 @@ func (h *Hub) StartMembers(ctx context.Context, dir string, specs []MemberSpec) 
 		if err != nil {
 			return members, fmt.Errorf("starting member cluster %s: %w", spec.Name, err)
 		}
-		m := &Member{Name: spec.Name, Labels: spec.Labels, Cluster: c, StateDir: filepath.Join(dir, "syncers"), HeartbeatSeconds: spec.HeartbeatSeconds}
+		m := &Member{Name: spec.Name, Labels: spec.Labels, Cluster: c, StateDir: filepath.Join(dir, "syncers"), HeartbeatSeconds: spec.HeartbeatSeconds, LogVerbosity: spec.LogVerbosity}
 		members = append(members, m)
 		if err := h.Join(ctx, m); err != nil {
 			return members, err
@@ -93,7 +97,7 @@ func (h *Hub) Join(ctx context.Context, m *Member) error {
 		m.MetricsAddress = "127.0.0.1:" + strconv.Itoa(ports[0])
 	}
 	args := []string{"join", m.Name, "--member-kubeconfig", m.Cluster.KubeconfigPath, "--run",
-		"--state-dir", m.StateDir, "--heartbeat-period-seconds", strconv.Itoa(cmp.Or(m.HeartbeatSeconds, 5)), "--metrics-bind-address", m.MetricsAddress}
+		"--state-dir", m.StateDir, "--heartbeat-period-seconds", strconv.Itoa(cmp.Or(m.HeartbeatSeconds, 5)), "--metrics-bind-address", m.MetricsAddress, "--syncer-verbosity", strconv.Itoa(m.LogVerbosity)}
 	if len(m.Labels) > 0 {
 		args = append(args, "--labels", joinLabels(m.Labels))
 	}
@@ -232,7 +236,7 @@ func (m *Member) startSyncer(hubKubeconfig, logPath, metricsAddress string) (*ex
 	}
 	defer log.Close()
 	cmd := exec.Command(filepath.Join(BinDir(), "fleet-syncer"), "--hub-kubeconfig", hubKubeconfig,
-		"--member-kubeconfig", m.Cluster.KubeconfigPath, "--member-name", m.Name, "--metrics-bind-address", metricsAddress)
+		"--member-kubeconfig", m.Cluster.KubeconfigPath, "--member-name", m.Name, "--metrics-bind-address", metricsAddress, "--v", strconv.Itoa(m.LogVerbosity))
 	cmd.Stdout, cmd.Stderr = log, log
 	return cmd, cmd.Start()
 }

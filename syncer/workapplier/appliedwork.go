@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
@@ -347,6 +348,7 @@ func (r *Reconciler) releaseObject(ctx context.Context, appliedWork string, o ow
 		if err != nil {
 			return nil, err
 		}
+		log.FromContext(ctx).V(2).Info("deleting an object the placement created on the member", "object", describe(obj))
 		// Whether it is gone already shows on the next round.
 		return d, nil
 	}
@@ -359,6 +361,7 @@ func (r *Reconciler) releaseObject(ctx context.Context, appliedWork string, o ow
 		// Work that answers for it now. A placement letting go of what it
 		// placed (keep mode) strips it at the first of its Works, so that
 		// no later one deletes it.
+		log.FromContext(ctx).V(2).Info("handing an object over to another Work of the placement", "object", describe(obj), "appliedWork", appliedWork)
 		return nil, client.IgnoreNotFound(c.Patch(ctx, obj, patch))
 	}
 	annotations := obj.GetAnnotations()
@@ -373,6 +376,7 @@ func (r *Reconciler) releaseObject(ctx context.Context, appliedWork string, o ow
 	labels := obj.GetLabels()
 	delete(labels, placementv1beta1.PlacedLabel)
 	obj.SetLabels(labels)
+	log.FromContext(ctx).V(2).Info("releasing an object: it stays on the member, no longer the placement's", "object", describe(obj))
 	return nil, client.IgnoreNotFound(c.Patch(ctx, obj, patch))
 }
 

@@ -21,6 +21,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/syncer/diff"
@@ -137,6 +138,7 @@ func (a *applier) apply(ctx context.Context, m *manifest) {
 		written, err := a.write(ctx, m, live)
 		if err == nil {
 			m.live, m.wrote = written, written.GetResourceVersion() != before
+			a.logWrite(ctx, m, live)
 			m.applied = applyOutcome{ok: true, reason: placementv1beta1.ApplyResultApplied, message: "the object has been applied"}
 			return
 		}
@@ -149,6 +151,22 @@ func (a *applier) apply(ctx context.Context, m *manifest) {
 		m.fail(a.failure(m, err))
 		return
 	}
+}
+
+// logWrite logs a write that changed the member: a create, a takeover of
+// an object the placement did not manage, or an update.
+func (a *applier) logWrite(ctx context.Context, m *manifest, live *unstructured.Unstructured) {
+	if !m.wrote {
+		return
+	}
+	action := "updated"
+	switch {
+	case live == nil:
+		action = "created"
+	case !a.owner.manages(live):
+		action = "took over"
+	}
+	log.FromContext(ctx).V(2).Info(action+" an object on the member", "object", describe(m.obj))
 }
 
 // recordNamespace remembers a Namespace of this Work that failed, so that

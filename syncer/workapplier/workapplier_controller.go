@@ -178,6 +178,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil || !joined {
 		return ctrl.Result{}, err
 	}
+	// Every decision logged from here names the placement, its workspace
+	// and this member (docs/operations.md follows one placement so).
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("workspace", ownerOf(work).path, "placement", placementOf(work), "cluster", r.MemberName))
 	if !work.DeletionTimestamp.IsZero() {
 		return r.cleanUp(ctx, work)
 	}
@@ -196,6 +199,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.observeApply(start, manifests, err)
 	return ctrl.Result{}, err
+}
+
+// placementOf names the Work's placement as the hub's logs do: name, or
+// namespace/name for a ResourcePlacement.
+func placementOf(work *placementv1beta1.Work) string {
+	name := work.Labels[placementv1beta1.PlacementTrackingLabel]
+	if ns := work.Labels[placementv1beta1.ParentNamespaceLabel]; ns != "" {
+		return ns + "/" + name
+	}
+	return name
 }
 
 // apply applies the Work's manifests in waves, records what it applied in

@@ -37,6 +37,7 @@ type joinOptions struct {
 	timeout          time.Duration
 	tokenLifetime    time.Duration
 	metricsAddress   string
+	syncerVerbosity  int
 }
 
 // NewJoinCommand returns `kubectl fleet join NAME`.
@@ -67,6 +68,7 @@ run it inside the member cluster. Run it with hub admin credentials.`,
 	f.DurationVar(&j.timeout, "timeout", 2*time.Minute, "with --run: how long to wait for the member to join")
 	f.DurationVar(&j.tokenLifetime, "token-lifetime", time.Hour, "lifetime of the syncer's hub token; the syncer renews it before it expires (a syncer stopped for longer needs `join` again)")
 	f.StringVar(&j.metricsAddress, "metrics-bind-address", "0", "with --run: host:port the local syncer serves its Prometheus metrics on (0: off, as several local syncers share the machine); in-cluster syncers serve them on :8090")
+	f.IntVar(&j.syncerVerbosity, "syncer-verbosity", 0, "with --run: the local syncer's log verbosity (its -v); 2 logs every object it creates, takes over, updates, releases or deletes")
 	_ = cmd.MarkFlagRequired("member-kubeconfig")
 	return cmd
 }
@@ -93,7 +95,7 @@ func (o *options) join(ctx context.Context, name string, j joinOptions) error {
 	if !j.run {
 		return printManifests(o.streams.Out, name, hubKubeconfig, j.image)
 	}
-	if err := startLocalSyncer(j.stateDir, name, j.memberKubeconfig, hubKubeconfig, j.metricsAddress); err != nil {
+	if err := startLocalSyncer(j.stateDir, name, j.memberKubeconfig, hubKubeconfig, j.metricsAddress, j.syncerVerbosity); err != nil {
 		return err
 	}
 	o.progress("Syncer for %s started on this machine (log: %s).", name, logPath(j.stateDir, name))

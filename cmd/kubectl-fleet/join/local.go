@@ -46,7 +46,7 @@ func syncerBinary() (string, error) {
 
 // startLocalSyncer runs fleet-syncer in the background, detached from this
 // command, replacing a syncer started earlier for the same member.
-func startLocalSyncer(stateDir, name, memberKubeconfig string, hubKubeconfig []byte, metricsAddress string) error {
+func startLocalSyncer(stateDir, name, memberKubeconfig string, hubKubeconfig []byte, metricsAddress string, verbosity int) error {
 	bin, err := syncerBinary()
 	if err != nil {
 		return err
@@ -72,7 +72,7 @@ func startLocalSyncer(stateDir, name, memberKubeconfig string, hubKubeconfig []b
 	}
 	defer log.Close()
 	cmd := exec.Command(bin, "--hub-kubeconfig", hubPath, "--member-kubeconfig", memberPath, "--member-name", name,
-		"--metrics-bind-address", metricsAddress)
+		"--metrics-bind-address", metricsAddress, "--v", strconv.Itoa(verbosity))
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

@@ -12,12 +12,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/kcp-dev/logicalcluster/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
@@ -441,4 +443,23 @@ func WorkspaceClient(ctx context.Context, mgr mcmanager.Manager, workspaces *cli
 		return nil, err
 	}
 	return managedfields.Dropping(c), nil
+}
+
+// Decisions logs, at V(2), what a controller decided about placement k of
+// a workspace: clusters picked or dropped, rollout steps, bindings
+// removed. Each line names the workspace by its path and the placement, so
+// that one placement can be followed through the hub's logs
+// (docs/operations.md).
+func Decisions(ctx context.Context, workspaces *clients.Factory, clusterName string, k Key) logr.Logger {
+	logger := log.FromContext(ctx).V(2)
+	if !logger.Enabled() {
+		return logger
+	}
+	workspace := clusterName
+	if ws, err := workspaces.For(logicalcluster.Name(clusterName)); err == nil {
+		if path, err := ws.Path(ctx); err == nil {
+			workspace = path.String()
+		}
+	}
+	return logger.WithValues("workspace", workspace, "placement", k.String())
 }
