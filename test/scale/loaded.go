@@ -158,7 +158,7 @@ func heapFigures(m localfleet.Metrics, res *results, name string) {
 // settled memory is read: if it then allocates little, the collector's
 // pacer, ticking once a minute, lowers its target and hands back the
 // loading's free heap within two (with 1,000 members heart-beating it
-// allocates too much for that: docs/performance.md, item 54).
+// allocates too much for that: docs/performance-history.md, item 54).
 const quietAfterLoad = 3 * time.Minute
 
 // tenancy puts o.teams team workspaces on the hub, each with one
