@@ -16,10 +16,10 @@ import (
 	"syscall"
 
 	"github.com/go-logr/logr"
-	"github.com/kcp-dev/logicalcluster/v3"
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	"github.com/fleetplane/fleetplane/board"
 	"github.com/fleetplane/fleetplane/internal/localcluster"
 	"github.com/fleetplane/fleetplane/internal/localfleet"
@@ -148,7 +148,7 @@ func startBoard(ctx context.Context, hub *localfleet.Hub, address string) (strin
 		return "", err
 	}
 	srv := board.New(hub.Admin)
-	link, _, err := srv.Link(ctx, logicalcluster.NewPath("root:fleet"), hub.Admin)
+	link, _, err := srv.Link(ctx, tenancyv1alpha1.FleetWorkspace, hub.Admin)
 	if err != nil {
 		ln.Close()
 		return "", fmt.Errorf("starting the fleet board: %w", err)
@@ -186,7 +186,7 @@ func say(format string, args ...any) {
 
 // printFleet shows the members as an admin sees them.
 func printFleet(hub *localfleet.Hub) {
-	cmd := exec.Command("kubectl", "--kubeconfig", hub.KubeconfigPath(), "--server", hub.Config("root:fleet").Host, "get", "memberclusters")
+	cmd := exec.Command("kubectl", "--kubeconfig", hub.KubeconfigPath(), "--server", hub.Config(tenancyv1alpha1.FleetWorkspace.String()).Host, "get", "memberclusters")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
 		say("(kubectl get memberclusters failed: %v)", err)

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
+	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/localcluster"
 )
 
@@ -136,7 +137,7 @@ func (h *Hub) WaitMemberReady(ctx context.Context, name string) error {
 	if err := clusterv1beta1.AddToScheme(s); err != nil {
 		return err
 	}
-	c, err := h.Client("root:fleet", s)
+	c, err := h.Client(tenancyv1alpha1.FleetWorkspace.String(), s)
 	if err != nil {
 		return err
 	}

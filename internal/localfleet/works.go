@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/workhomes"
 )
 
@@ -17,7 +18,7 @@ import (
 // (root:fleet:works-<shard>). A WorkList it lists holds the Works of all of
 // them; every other read is root:fleet's.
 func (h *Hub) Works(s *runtime.Scheme) (client.Reader, error) {
-	fleet, err := h.Client("root:fleet", s)
+	fleet, err := h.Client(tenancyv1alpha1.FleetWorkspace.String(), s)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +39,7 @@ func (e *everyHome) List(ctx context.Context, list client.ObjectList, opts ...cl
 	if err := e.Client.List(ctx, works, opts...); err != nil {
 		return err
 	}
-	homes, err := e.hub.KCP("root:fleet").TenancyV1alpha1().Workspaces().List(ctx, metav1.ListOptions{})
+	homes, err := e.hub.KCP(tenancyv1alpha1.FleetWorkspace.String()).TenancyV1alpha1().Workspaces().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
 	}
@@ -46,7 +47,7 @@ func (e *everyHome) List(ctx context.Context, list client.ObjectList, opts ...cl
 		if !strings.HasPrefix(ws.Name, workhomes.WorkspaceName("")) {
 			continue
 		}
-		c, err := e.hub.Client("root:fleet:"+ws.Name, e.scheme)
+		c, err := e.hub.Client(tenancyv1alpha1.FleetWorkspace.Join(ws.Name).String(), e.scheme)
 		if err != nil {
 			return err
 		}

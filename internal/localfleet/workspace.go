@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
+
+	fleettenancy "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 )
 
 // KCP returns a kcp clientset for the workspace at path.
@@ -40,7 +42,7 @@ func (h *Hub) CreateTeamWorkspaceOn(ctx context.Context, name, shard string) (st
 func (h *Hub) createTeamWorkspace(ctx context.Context, ws *tenancyv1alpha1.Workspace) (string, error) {
 	name := ws.Name
 	if err := retry(ctx, func() error {
-		_, err := h.KCP("root:teams").TenancyV1alpha1().Workspaces().Create(ctx, ws, metav1.CreateOptions{})
+		_, err := h.KCP(fleettenancy.TeamsWorkspace.String()).TenancyV1alpha1().Workspaces().Create(ctx, ws, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			return nil
 		}
@@ -48,9 +50,9 @@ func (h *Hub) createTeamWorkspace(ctx context.Context, ws *tenancyv1alpha1.Works
 	}); err != nil {
 		return "", fmt.Errorf("creating workspace root:teams:%s: %w", name, err)
 	}
-	path := "root:teams:" + name
+	path := fleettenancy.TeamsWorkspace.Join(name).String()
 	err := poll(ctx, func(ctx context.Context) (bool, error) {
-		ws, err := h.KCP("root:teams").TenancyV1alpha1().Workspaces().Get(ctx, name, metav1.GetOptions{})
+		ws, err := h.KCP(fleettenancy.TeamsWorkspace.String()).TenancyV1alpha1().Workspaces().Get(ctx, name, metav1.GetOptions{})
 		return err == nil && ws.Status.Phase == corev1alpha1.LogicalClusterPhaseReady, nil
 	})
 	if err != nil {
@@ -61,7 +63,7 @@ func (h *Hub) createTeamWorkspace(ctx context.Context, ws *tenancyv1alpha1.Works
 
 // TeamWorkspaceCluster is the logical cluster of root:teams:<name>.
 func (h *Hub) TeamWorkspaceCluster(ctx context.Context, name string) (string, error) {
-	ws, err := h.KCP("root:teams").TenancyV1alpha1().Workspaces().Get(ctx, name, metav1.GetOptions{})
+	ws, err := h.KCP(fleettenancy.TeamsWorkspace.String()).TenancyV1alpha1().Workspaces().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return "", err
 	}
@@ -70,7 +72,7 @@ func (h *Hub) TeamWorkspaceCluster(ctx context.Context, name string) (string, er
 
 // DeleteTeamWorkspace deletes root:teams:<name> and waits until it is gone.
 func (h *Hub) DeleteTeamWorkspace(ctx context.Context, name string) error {
-	teams := h.KCP("root:teams").TenancyV1alpha1().Workspaces()
+	teams := h.KCP(fleettenancy.TeamsWorkspace.String()).TenancyV1alpha1().Workspaces()
 	if err := teams.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting workspace root:teams:%s: %w", name, err)
 	}
@@ -95,7 +97,7 @@ func (h *Hub) WaitBindingsBound(ctx context.Context, path string, exports ...str
 		}
 		bound := map[string]bool{}
 		for _, b := range list.Items {
-			if ref := b.Spec.Reference.Export; ref != nil && ref.Path == "root:fleet" && b.Status.Phase == apisv1alpha2.APIBindingPhaseBound {
+			if ref := b.Spec.Reference.Export; ref != nil && ref.Path == fleettenancy.FleetWorkspace.String() && b.Status.Phase == apisv1alpha2.APIBindingPhaseBound {
 				bound[ref.Name] = true
 			}
 		}

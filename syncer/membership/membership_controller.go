@@ -145,15 +145,9 @@ func (r *Reconciler) releaseWorks(ctx context.Context) error {
 func (r *Reconciler) report(ctx context.Context, imc *clusterv1beta1.InternalMemberCluster, joined bool) {
 	now := metav1.NewTime(r.Clock.Now())
 	st := &imc.Status
-	agent := agentStatus(st)
+	agent := st.MemberAgentStatus()
 	agent.LastReceivedHeartbeat = now
-	if joined {
-		meta.SetStatusCondition(&agent.Conditions, metav1.Condition{Type: clusterv1beta1.AgentJoined, Status: metav1.ConditionTrue,
-			Reason: clusterv1beta1.ReasonInternalMemberClusterJoined, Message: "the syncer applies this cluster's Work", ObservedGeneration: imc.Generation})
-	} else {
-		meta.SetStatusCondition(&agent.Conditions, metav1.Condition{Type: clusterv1beta1.AgentJoined, Status: metav1.ConditionFalse,
-			Reason: clusterv1beta1.ReasonInternalMemberClusterLeft, Message: "the syncer stopped applying Work; what it applied stays on the cluster", ObservedGeneration: imc.Generation})
-	}
+	agent.SetJoined(joined, imc.Generation)
 	health := r.collect(ctx, imc, joined)
 	health.ObservedGeneration = imc.Generation
 	meta.SetStatusCondition(&agent.Conditions, health)
@@ -199,14 +193,4 @@ func (r *Reconciler) collect(ctx context.Context, imc *clusterv1beta1.InternalMe
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: clusterv1beta1.ConditionTypeClusterPropertyCollectionSucceeded,
 		Status: metav1.ConditionTrue, Reason: clusterv1beta1.ReasonPropertiesCollected, Message: "cluster properties are up to date", ObservedGeneration: imc.Generation})
 	return healthy
-}
-
-func agentStatus(st *clusterv1beta1.InternalMemberClusterStatus) *clusterv1beta1.AgentStatus {
-	for i := range st.AgentStatus {
-		if st.AgentStatus[i].Type == clusterv1beta1.MemberAgent {
-			return &st.AgentStatus[i]
-		}
-	}
-	st.AgentStatus = append(st.AgentStatus, clusterv1beta1.AgentStatus{Type: clusterv1beta1.MemberAgent})
-	return &st.AgentStatus[len(st.AgentStatus)-1]
 }

@@ -20,6 +20,7 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/internal/workhomes"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
@@ -91,7 +92,7 @@ func parallelDo(n int, fn func(int) error) error {
 // the MemberClusters' creation and how long until every member is joined
 // and healthy, and leaves the simulated agents running.
 func (f *fleet) join(ctx context.Context, res *results) error {
-	fleetCfg := f.in("root:fleet")
+	fleetCfg := f.in(tenancyv1alpha1.FleetWorkspace.String())
 	c, err := client.NewWithWatch(fleetCfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return err
@@ -191,10 +192,10 @@ func (f *fleet) placements(ctx context.Context, res *results, load string) error
 		if err != nil {
 			return err
 		}
-		return f.placementsIn(ctx, res, path, "root:fleet", load, "")
+		return f.placementsIn(ctx, res, path, tenancyv1alpha1.FleetWorkspace.String(), load, "")
 	}
 	for i := range f.shards.Shards {
-		shard, home := localfleet.ShardName(i), "root:fleet"
+		shard, home := localfleet.ShardName(i), tenancyv1alpha1.FleetWorkspace.String()
 		if i > 0 {
 			home += ":" + workhomes.WorkspaceName(shard)
 		}

@@ -23,6 +23,7 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	"github.com/fleetplane/fleetplane/controllers/common/managedfields"
 	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/internal/workhomes"
@@ -98,7 +99,7 @@ func (m *member) run(ctx context.Context, delay, period time.Duration) {
 		return
 	case <-time.After(delay):
 	}
-	go m.acknowledgeWork(ctx, newHome("root:fleet", m.hub))
+	go m.acknowledgeWork(ctx, newHome(tenancyv1alpha1.FleetWorkspace.String(), m.hub))
 	if m.homes {
 		go m.followHomes(ctx)
 	}
@@ -139,13 +140,9 @@ func (m *member) heartbeat(ctx context.Context) error {
 	m.imc = nil
 	now := metav1.Now()
 	st := &imc.Status
-	if len(st.AgentStatus) == 0 {
-		st.AgentStatus = []clusterv1beta1.AgentStatus{{Type: clusterv1beta1.MemberAgent}}
-	}
-	agent := &st.AgentStatus[0]
+	agent := st.MemberAgentStatus()
 	agent.LastReceivedHeartbeat = now
-	meta.SetStatusCondition(&agent.Conditions, metav1.Condition{Type: clusterv1beta1.AgentJoined, Status: metav1.ConditionTrue,
-		Reason: clusterv1beta1.ReasonInternalMemberClusterJoined, ObservedGeneration: imc.Generation})
+	agent.SetJoined(true, imc.Generation)
 	meta.SetStatusCondition(&agent.Conditions, metav1.Condition{Type: clusterv1beta1.AgentHealthy, Status: metav1.ConditionTrue,
 		Reason: clusterv1beta1.ReasonInternalMemberClusterHealthy, ObservedGeneration: imc.Generation})
 	cpu := resource.MustParse(strconv.Itoa(4 * m.nodes))

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
+	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
@@ -96,7 +97,7 @@ func (f *realFleet) appNamespace(ctx context.Context, name string, configMaps in
 // Available on every member.
 func (f *realFleet) createToAvailable(ctx context.Context, res *results) error {
 	const samples = 5
-	platform, err := client.NewWithWatch(f.in("root:fleet"), client.Options{Scheme: scheme})
+	platform, err := client.NewWithWatch(f.in(tenancyv1alpha1.FleetWorkspace.String()), client.Options{Scheme: scheme})
 	if err != nil {
 		return err
 	}
