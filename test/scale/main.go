@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/fleetplane/fleetplane/internal/huburl"
 	"github.com/fleetplane/fleetplane/internal/localfleet"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
@@ -197,7 +198,7 @@ func hub(ctx context.Context, o options) (*localfleet.Hub, *localfleet.ShardedHu
 		if err != nil {
 			return nil, nil, "", nil, err
 		}
-		cfg.Host = localfleet.BaseURL(cfg.Host)
+		cfg.Host = huburl.Base(cfg.Host)
 		return &localfleet.Hub{Admin: cfg}, nil, "", func(bool) {}, nil
 	}
 	dir := o.dir

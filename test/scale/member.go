@@ -25,7 +25,7 @@ import (
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
 	"github.com/fleetplane/fleetplane/controllers/common/managedfields"
-	"github.com/fleetplane/fleetplane/internal/localfleet"
+	"github.com/fleetplane/fleetplane/internal/huburl"
 	"github.com/fleetplane/fleetplane/internal/workhomes"
 )
 
@@ -299,7 +299,7 @@ func (m *member) followHomes(ctx context.Context) {
 				continue
 			}
 			cfg := rest.CopyConfig(m.cfg)
-			cfg.Host = localfleet.BaseURL(cfg.Host) + "/clusters/" + h.Cluster
+			cfg.Host = huburl.Base(cfg.Host) + "/clusters/" + h.Cluster
 			if h.Token != "" {
 				cfg.BearerToken = h.Token
 			}

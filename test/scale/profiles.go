@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
+	"github.com/fleetplane/fleetplane/internal/huburl"
 	"github.com/fleetplane/fleetplane/internal/localfleet"
 )
 
@@ -176,7 +177,7 @@ func (p *profiler) apiserverMetrics() localfleet.Metrics {
 	if err != nil {
 		return nil
 	}
-	m, err := localfleet.ScrapeWith(c, localfleet.BaseURL(cfg.Host)+"/metrics")
+	m, err := localfleet.ScrapeWith(c, huburl.Base(cfg.Host)+"/metrics")
 	if err != nil {
 		logf("reading the hub API server's metrics: %v", err)
 		return nil

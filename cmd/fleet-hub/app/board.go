@@ -13,7 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/fleetplane/fleetplane/board"
-	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/hub"
+	"github.com/fleetplane/fleetplane/internal/huburl"
 	"github.com/fleetplane/fleetplane/workspaces/server"
 )
 
@@ -41,7 +41,7 @@ func startBoard(ctx context.Context, opts server.Options, o boardOptions) error 
 		return fmt.Errorf("the fleet board reads the hub's address and CA from its admin kubeconfig: %w", err)
 	}
 	base := rest.AnonymousClientConfig(admin)
-	base.Host = hub.BaseURL(base.Host)
+	base.Host = huburl.Base(base.Host)
 	if opts.Shard.ExternalURL != "" {
 		base.Host = opts.Shard.ExternalURL
 	}

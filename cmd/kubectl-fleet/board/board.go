@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleetplane/fleetplane/board"
 	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/hub"
+	"github.com/fleetplane/fleetplane/internal/huburl"
 )
 
 // NewCommand returns `kubectl fleet board`.
@@ -41,7 +42,7 @@ The board serves plain HTTP, so it listens on a loopback address only.`,
 				return err
 			}
 			base := rest.CopyConfig(ws.Config)
-			base.Host = hub.BaseURL(base.Host)
+			base.Host = huburl.Base(base.Host)
 			srv := board.New(base)
 			link, user, err := srv.Link(cmd.Context(), ws.Path, base)
 			if err != nil {

@@ -21,6 +21,7 @@ import (
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/huburl"
 )
 
 // Scheme knows the built-in and fleet kinds, and kcp's LogicalCluster.
@@ -61,7 +62,7 @@ func At(flags *genericclioptions.ConfigFlags, path logicalcluster.Path) (*Worksp
 		return nil, err
 	}
 	cfg = rest.CopyConfig(cfg)
-	cfg.Host = URLOf(cfg.Host, path)
+	cfg.Host = huburl.For(cfg.Host, path)
 	return connect(cfg, path)
 }
 
@@ -84,23 +85,6 @@ func pathOf(host string) (logicalcluster.Path, error) {
 		return logicalcluster.Path{}, fmt.Errorf("the current context's server %q is not a Fleetplane hub workspace (expected .../clusters/<workspace>); use a kubeconfig written by fleet-hub and pick a workspace with kubectl ws", host)
 	}
 	return logicalcluster.NewPath(strings.TrimSuffix(u.Path[i+len("/clusters/"):], "/")), nil
-}
-
-// URLOf points a hub URL at a workspace, whatever workspace it names.
-func URLOf(host string, path logicalcluster.Path) string {
-	return strings.TrimSuffix(BaseURL(host), "/") + path.RequestPath()
-}
-
-// BaseURL is a hub URL without the workspace it names.
-func BaseURL(host string) string {
-	u, err := url.Parse(host)
-	if err != nil {
-		return host
-	}
-	if i := strings.Index(u.Path, "/clusters/"); i >= 0 {
-		u.Path = u.Path[:i]
-	}
-	return u.String()
 }
 
 // RequirePlacementAPI fails with what to do when the workspace does not

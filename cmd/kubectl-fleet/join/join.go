@@ -24,7 +24,7 @@ import (
 
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
-	"github.com/fleetplane/fleetplane/cmd/kubectl-fleet/hub"
+	"github.com/fleetplane/fleetplane/internal/huburl"
 )
 
 // options is shared by join and unjoin.
@@ -44,7 +44,7 @@ func (o *options) hubClient() (client.Client, *rest.Config, error) {
 		return nil, nil, err
 	}
 	cfg = rest.CopyConfig(cfg)
-	cfg.Host = hub.URLOf(cfg.Host, tenancyv1alpha1.FleetWorkspace)
+	cfg.Host = huburl.For(cfg.Host, tenancyv1alpha1.FleetWorkspace)
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1beta1.AddToScheme} {
 		if err := add(s); err != nil {

@@ -16,7 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fleetplane/fleetplane/internal/localfleet"
+	"github.com/fleetplane/fleetplane/internal/huburl"
 	"github.com/fleetplane/fleetplane/test/e2e/framework"
 )
 
@@ -149,7 +149,7 @@ var _ = Describe("kcp's cache server", func() {
 // a codec for raw requests.
 func withBaseHost(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
-	cfg.Host = localfleet.BaseURL(cfg.Host)
+	cfg.Host = huburl.Base(cfg.Host)
 	cfg.ContentConfig = rest.ContentConfig{NegotiatedSerializer: scheme.Codecs.WithoutConversion(), GroupVersion: &schema.GroupVersion{}}
 	return cfg
 }
