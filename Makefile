@@ -29,7 +29,7 @@ TEST_TIMEOUT ?= 60m
 # the binaries.
 .PHONY: board-web browser
 
-.PHONY: all build cluster-bins generate verify test test-unit test-e2e test-e2e-sharded test-soak run bench bench-scale bench-shards bench-board bench-tenancy images fuzz clean
+.PHONY: all build cluster-bins generate verify lint test test-unit test-e2e test-e2e-sharded test-soak run bench bench-scale bench-shards bench-board bench-tenancy images fuzz clean
 
 all: build
 
@@ -122,15 +122,28 @@ generate: $(CONTROLLER_GEN)
 	rm -f config/fleet/apiresourceschemas-*.yaml config/fleet/apiexport-*.yaml
 	$(GO) run ./config/schemagen -crds config/crds -out config/fleet
 
-## verify: fail if generated files are stale or code is not gofmt'ed/vetted
-verify: generate
+## verify: fail if code is not gofmt'ed or vetted, or generated files are
+## not what make generate writes (uncommitted edits are compared as they are)
+verify: $(CONTROLLER_GEN)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
-	@git diff --exit-code -- apis config || { echo "generated files are stale: run make generate and commit"; exit 1; }
-	@test -z "$$(git status --porcelain --untracked-files=all -- apis config)" || { echo "untracked generated files:"; git status --porcelain -- apis config; exit 1; }
+	@state() { git status --porcelain=v1 --untracked-files=all -- apis config; git diff -- apis config; }; \
+	before=$$(state); $(MAKE) --no-print-directory generate >/dev/null; \
+	test "$$before" = "$$(state)" || { echo "generated files are stale: run make generate and commit"; git status --short -- apis config; exit 1; }
 
-## test: unit tests, then the e2e suites against a real embedded hub
-test: build test-unit test-e2e
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+$(GOLANGCI_LINT):
+	mkdir -p $(BIN)/.golangci && GOBIN=$(BIN)/.golangci $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(BIN)/.golangci/golangci-lint $@
+
+## lint: golangci-lint with the linters of .golangci.yml
+lint: $(GOLANGCI_LINT)
+	$(GOLANGCI_LINT) run ./...
+
+## test: verify and lint, unit tests, then the e2e suites against a real
+## embedded hub
+test: verify lint build test-unit test-e2e
 
 test-unit:
 	$(GO) test ./apis/... ./board/... ./cmd/... ./config/... ./internal/... ./metrics/... ./workspaces/... ./controllers/... ./syncer/... \

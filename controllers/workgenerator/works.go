@@ -107,7 +107,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, o origin, t trusted, ov over
 func wantedStillRemoved(wanted []*placementv1beta1.Work, existing map[string]*placementv1beta1.Work) error {
 	for _, w := range wanted {
 		if e := existing[w.Name]; e != nil && !e.DeletionTimestamp.IsZero() {
-			return fmt.Errorf("Work %s/%s is still being removed from the member cluster (its syncer lets go of what it placed first); the binding's Works are written once it is gone", e.Namespace, e.Name)
+			return fmt.Errorf("the Work %s/%s is still being removed from the member cluster (its syncer lets go of what it placed first); the binding's Works are written once it is gone", e.Namespace, e.Name)
 		}
 	}
 	return nil
@@ -284,13 +284,13 @@ func (r *Reconciler) nameTaken(ctx context.Context, want *placementv1beta1.Work)
 	switch {
 	case err != nil:
 	case samePlacement(got, want) && earlier != want.Labels[placementv1beta1.ParentBindingLabel]:
-		return fmt.Errorf("Work %s/%s of an earlier binding (%s) of this placement to the cluster is still being removed (its syncer lets go of what it placed first); this binding's Work is written once it is gone",
+		return fmt.Errorf("the Work %s/%s of an earlier binding (%s) of this placement to the cluster is still being removed (its syncer lets go of what it placed first); this binding's Work is written once it is gone",
 			want.Namespace, want.Name, earlier)
 	case samePlacement(got, want):
 		// The binding's own, written a moment ago: the cache is behind.
-		return fmt.Errorf("Work %s/%s was written a moment ago and is read again", want.Namespace, want.Name)
+		return fmt.Errorf("the Work %s/%s was written a moment ago and is read again", want.Namespace, want.Name)
 	}
-	return fmt.Errorf("Work %s/%s already exists but belongs to another binding; it is retried (if this lasts, a ClusterResourcePlacement named <namespace>.<name> and a ResourcePlacement <name> in <namespace> of the same workspace share the Work name: rename one of them)", want.Namespace, want.Name)
+	return fmt.Errorf("the Work %s/%s already exists but belongs to another binding; it is retried (if this lasts, a ClusterResourcePlacement named <namespace>.<name> and a ResourcePlacement <name> in <namespace> of the same workspace share the Work name: rename one of them)", want.Namespace, want.Name)
 }
 
 // samePlacement tells whether two Works were written for the same placement.

@@ -110,12 +110,14 @@ func (p *FrontProxy) Stop() {
 	if p.cmd == nil || p.cmd.Process == nil {
 		return
 	}
+	// Stopped on purpose: how it exited says nothing.
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
 	select {
-	case <-p.exited:
+	case err := <-p.exited:
+		_ = err
 	case <-time.After(10 * time.Second):
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.exited
+		_ = exitOf(p.exited)
 	}
 	p.cmd = nil
 }

@@ -285,11 +285,14 @@ func (h *Hub) Stop() error {
 		return err
 	case <-time.After(90 * time.Second):
 		_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
-		<-h.exited
+		_ = exitOf(h.exited) // killed: the error says so
 		h.cmd = nil
 		return fmt.Errorf("fleet-hub did not stop within 90s after SIGTERM; killed")
 	}
 }
+
+// exitOf waits for a process to exit and returns how it did.
+func exitOf(exited <-chan error) error { return <-exited }
 
 // Kill stops the hub with SIGKILL, as a crash would.
 func (h *Hub) Kill() {
@@ -300,7 +303,7 @@ func (h *Hub) Kill() {
 		return
 	}
 	_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
-	<-h.exited
+	_ = exitOf(h.exited) // killed: the error says so
 	h.cmd = nil
 }
 

@@ -162,7 +162,9 @@ func (s *sharedEtcdClients) dial() (*kubernetes.Client, error) {
 		tlsConfig = nil // the client takes nil for a plain connection
 	}
 	dialOptions := []grpc.DialOption{
-		grpc.WithBlock(),
+		// etcd's client dials with grpc.DialContext, which still honours
+		// it: New returns once connected, as the API server's own client.
+		grpc.WithBlock(), //nolint:staticcheck // see above
 		// The API server's etcd request metrics, after etcd's retries.
 		grpc.WithChainUnaryInterceptor(grpcprom.UnaryClientInterceptor),
 		grpc.WithChainStreamInterceptor(grpcprom.StreamClientInterceptor),
@@ -174,9 +176,7 @@ func (s *sharedEtcdClients) dial() (*kubernetes.Client, error) {
 			otelgrpc.WithPropagators(componenttracing.Propagators()),
 			otelgrpc.WithTracerProvider(s.transport.TracerProvider),
 		}
-		dialOptions = append(dialOptions,
-			grpc.WithUnaryInterceptor(otelgrpc.UnaryClientInterceptor(tracing...)),
-			grpc.WithStreamInterceptor(otelgrpc.StreamClientInterceptor(tracing...)))
+		dialOptions = append(dialOptions, grpc.WithStatsHandler(otelgrpc.NewClientHandler(tracing...)))
 	}
 	return kubernetes.New(clientv3.Config{
 		Endpoints:            s.transport.ServerList,

@@ -25,6 +25,7 @@ func PlacementKindOf(p metav1.Object) string {
 // level, the reasons of the aggregate and the event recorded when the
 // aggregate turns True. Adding a condition is one entry here and the code
 // that decides it.
+// +kubebuilder:object:generate=false
 type PlacementCondition struct {
 	PerCluster PerClusterPlacementConditionType
 	// Top-level types of ClusterResourcePlacements and ResourcePlacements.

@@ -40,9 +40,11 @@ func TestDirectWildcardSendsListsAndWatchesAcrossWorkspacesToTheIdentityEndpoint
 		next := &recorder{}
 		d := newDirectWildcard(next, vw+"/", "placement.kubernetes-fleet.io", "abc")
 		req := httptest.NewRequest(tc.method, "https://hub:6443"+tc.path+"?watch=true&resourceVersion=7", nil)
-		if _, err := d.RoundTrip(req); err != nil {
+		resp, err := d.RoundTrip(req)
+		if err != nil {
 			t.Fatal(err)
 		}
+		_ = resp.Body.Close()
 		want := tc.want
 		if want == "" {
 			want = tc.path

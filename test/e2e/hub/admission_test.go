@@ -89,11 +89,6 @@ func terms(n int) string {
 	return b.String()
 }
 
-const strategyStages = `
-  stages:
-  - name: canary
-    labelSelector: {matchLabels: {env: canary}}`
-
 var invalidCases = []TableEntry{
 	// Placement type rules.
 	Entry("PickN without numberOfClusters", invalidCase{obj: crp("pickn-no-count", selectNS+`
