@@ -66,6 +66,7 @@ type Reconciler struct {
 	UnservedKindGrace time.Duration
 
 	rollouts     rolloutClock
+	removals     removals
 	selections   selections
 	statusWrites statusWrites
 	unserved     unservedHolds
@@ -115,6 +116,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	if err != nil || p == nil {
 		if p == nil && err == nil {
 			r.rollouts.forget(req.String())
+			r.removals.forget(req.String())
 			r.selections.forget(req.String())
 			r.statusWrites.forget(req.String())
 			r.unserved.forget(req.String())
@@ -164,6 +166,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		return ctrl.Result{}, err
 	}
 	status := buildStatus(p, sel.selected, resourceSnap, policySnap, bindings)
+	r.removals.report(recorder, req.String(), p, removing(bindings))
 	syncNamespaceStatus(ctx, c, p, &status)
 	emitEvents(recorder, p, status)
 	now := time.Now()
@@ -279,9 +282,9 @@ func (r *Reconciler) delete(ctx context.Context, c client.Client, p placementv1b
 	}
 	now := time.Now()
 	if len(bindings) > 0 {
-		status := *p.GetPlacementStatus().DeepCopy()
-		setRemovalPending(&status, p, bindings)
-		return r.writeProgress(ctx, c, p, status, key, now)
+		// Each binding's removal brings the placement back.
+		r.removals.report(recorder, key, p, removing(bindings))
+		return ctrl.Result{}, nil
 	}
 	if r.statusWrites.behind(key, p.GetResourceVersion(), now) {
 		return ctrl.Result{RequeueAfter: placements.ConflictRetry}, nil

@@ -56,7 +56,6 @@ func buildStatus(p placementv1beta1.PlacementObj, selected []placementv1beta1.Re
 
 	active := activeBindings(bindings)
 	status.PerClusterPlacementStatuses = perClusterStatuses(p, policySnap, resourceSnap.GetName(), active, prev)
-	setRemovalPending(&status, p, bindings)
 
 	// The rollout conditions hold only when every picked cluster has them;
 	// the first one that does not yet hold hides the ones after it. They
@@ -121,25 +120,17 @@ func rejections(decisions []placementv1beta1.ClusterDecision) string {
 	return "; not picked: " + strings.Join(parts, "; ")
 }
 
-// setRemovalPending reports the clusters whose bindings are being removed:
-// their Works stay until the member has deleted what they placed.
-func setRemovalPending(status *placementv1beta1.PlacementStatus, p placementv1beta1.PlacementObj, bindings []placementv1beta1.BindingObj) {
-	name := placementv1beta1.RemovalPendingCondition.TypeFor(p)
+// removing lists the clusters whose bindings are being removed: their
+// Works stay until the member has deleted what they placed.
+func removing(bindings []placementv1beta1.BindingObj) []string {
 	var clusters []string
 	for _, b := range bindings {
 		if b.GetBindingSpec().State == placementv1beta1.BindingStateUnscheduled || !b.GetDeletionTimestamp().IsZero() {
 			clusters = append(clusters, b.GetBindingSpec().TargetCluster)
 		}
 	}
-	if len(clusters) == 0 {
-		meta.RemoveStatusCondition(&status.Conditions, name)
-		return
-	}
 	sort.Strings(clusters)
-	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: name, Status: metav1.ConditionTrue, Reason: placementv1beta1.RemovalPendingCondition.TrueReason,
-		ObservedGeneration: p.GetGeneration(),
-		Message: fmt.Sprintf("Removing the placed resources from %d cluster(s) (%s): each goes once its member has deleted them; objects held by finalizers on a member keep it waiting",
-			len(clusters), strings.Join(clusters, ", "))})
+	return clusters
 }
 
 // activeBindings are the bindings of the current scheduling decision.

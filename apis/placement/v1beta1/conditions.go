@@ -114,16 +114,9 @@ const (
 	// PlacementCleanupFinalizerRemovedEventReason: a deleted placement's
 	// snapshots are gone and it is released.
 	PlacementCleanupFinalizerRemovedEventReason = "PlacementCleanupFinalizerRemoved"
+	// PlacementRemovalPendingEventReason names the clusters that still hold
+	// what the placement placed there, though it no longer uses them (or
+	// any, once it is deleted). Fleetplane's own: KubeFleet's status shows
+	// no such thing, so it is an event rather than a condition.
+	PlacementRemovalPendingEventReason = "PlacementRemovalPending"
 )
-
-// RemovalPendingCondition is Fleetplane's own top-level condition: True
-// while clusters the placement no longer uses (or all of them, once it is
-// deleted) still hold what it placed. It is absent otherwise, so that the
-// status reads as KubeFleet's.
-var RemovalPendingCondition = PlacementCondition{
-	Cluster: "ClusterResourcePlacementRemovalPending", Namespaced: "ResourcePlacementRemovalPending",
-	TrueReason: RemovalPendingReason,
-}
-
-// RemovalPendingReason: see RemovalPendingCondition.
-const RemovalPendingReason = "RemovalPending"

@@ -404,11 +404,11 @@ var _ = Describe("KubeFleet semantics: a Work goes only once the member deleted 
 		t.updateCRP("app", func(crp *placementv1beta1.ClusterResourcePlacement) {
 			crp.Spec.Policy.ClusterNames = []string{"member-1"}
 		})
+		// As in KubeFleet, the status shows the clusters the placement uses;
+		// Fleetplane names the others, still being cleaned up, in an event.
 		pending := func(g Gomega, clusters string) {
-			crp := t.getCRP(g, "app")
-			c := framework.Condition(crp.Status.Conditions, "ClusterResourcePlacementRemovalPending")
-			g.ExpectWithOffset(1, c.Status).To(Equal(metav1.ConditionTrue), "%+v", c)
-			g.ExpectWithOffset(1, c.Message).To(ContainSubstring("(" + clusters + ")"))
+			g.ExpectWithOffset(1, t.eventMessages(g, "ClusterResourcePlacement", "", "app", placementv1beta1.PlacementRemovalPendingEventReason)).
+				To(ContainElement(ContainSubstring("(" + clusters + ")")))
 		}
 		workHeld := func(g Gomega, member string) {
 			works := memberWorks(g, ws, member)
@@ -424,8 +424,8 @@ var _ = Describe("KubeFleet semantics: a Work goes only once the member deleted 
 			pending(g, "member-2")
 			workHeld(g, "member-2")
 			crp := t.getCRP(g, "app")
-			g.Expect(crp.Status.PerClusterPlacementStatuses).To(HaveLen(1))
-			g.Expect(crp.Status.PerClusterPlacementStatuses[0].ClusterName).To(Equal("member-1"))
+			expectAvailable(g, crp, []string{"member-1"}, selected, "0")
+			expectExactly(g, crp.Status.Conditions, crp.Generation, rolloutTrue("ClusterResourcePlacement", fulfilled))
 		}).Should(Succeed())
 		Consistently(func(g Gomega) { workHeld(g, "member-2") }, 3*time.Second).Should(Succeed())
 
@@ -435,7 +435,7 @@ var _ = Describe("KubeFleet semantics: a Work goes only once the member deleted 
 			expectGoneFrom(g, held, "member-2")
 			crp := t.getCRP(g, "app")
 			expectAvailable(g, crp, []string{"member-1"}, selected, "0")
-			g.Expect(framework.Condition(crp.Status.Conditions, "ClusterResourcePlacementRemovalPending").Reason).To(Equal("(absent)"))
+			expectExactly(g, crp.Status.Conditions, crp.Generation, rolloutTrue("ClusterResourcePlacement", fulfilled))
 		}).Should(Succeed())
 
 		By("deleting the placement while member-1 holds its ConfigMap")
@@ -471,8 +471,9 @@ var _ = Describe("KubeFleet semantics: a Work goes only once the member deleted 
 		hold("member-2", held)
 		update(t.Client, rp, func(p *placementv1beta1.ResourcePlacement) { p.Spec.Policy.ClusterNames = []string{"member-1"} })
 		Eventually(func(g Gomega) {
-			c := framework.Condition(t.get(g, rp).GetPlacementStatus().Conditions, "ResourcePlacementRemovalPending")
-			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "%+v", c)
+			g.Expect(t.eventMessages(g, "ResourcePlacement", ns, "app", placementv1beta1.PlacementRemovalPendingEventReason)).
+				To(ContainElement(ContainSubstring("(member-2)")))
+			expectAvailable(g, t.get(g, rp), []string{"member-1"}, []placementv1beta1.ResourceIdentifier{configMapID(ns, "settings")}, "0")
 			live := &corev1.ConfigMap{}
 			g.Expect(memberClient("member-2").Get(framework.Ctx(), client.ObjectKeyFromObject(held), live)).To(Succeed())
 			g.Expect(live.DeletionTimestamp.IsZero()).To(BeFalse())
@@ -484,7 +485,6 @@ var _ = Describe("KubeFleet semantics: a Work goes only once the member deleted 
 		Eventually(func(g Gomega) {
 			got := t.get(g, rp)
 			expectAvailable(g, got, []string{"member-1"}, []placementv1beta1.ResourceIdentifier{configMapID(ns, "settings")}, "0")
-			g.Expect(framework.Condition(got.GetPlacementStatus().Conditions, "ResourcePlacementRemovalPending").Reason).To(Equal("(absent)"))
 			expectGoneFrom(g, held, "member-2")
 		}).Should(Succeed())
 	})

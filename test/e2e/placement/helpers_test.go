@@ -316,6 +316,15 @@ func expectAvailableUntrackable(g Gomega, p placementv1beta1.PlacementObj, clust
 func expectRolledOut(g Gomega, p placementv1beta1.PlacementObj, clusters []string, selected []placementv1beta1.ResourceIdentifier, index, availableReason string) {
 	st := p.GetPlacementStatus()
 	gen := p.GetGeneration()
+	// Only KubeFleet's condition types: tools that compare the whole list
+	// (KubeFleet's own e2e suite does) see no others.
+	kubeFleetTypes := []string{conditionPrefix(p) + "StatusSynced"}
+	for _, want := range placementConditions {
+		kubeFleetTypes = append(kubeFleetTypes, conditionPrefix(p)+want.suffix)
+	}
+	for _, c := range st.Conditions {
+		g.ExpectWithOffset(2, kubeFleetTypes).To(ContainElement(c.Type), "a condition KubeFleet does not set: %+v", c)
+	}
 	for _, want := range placementConditions {
 		c := framework.Condition(st.Conditions, conditionPrefix(p)+want.suffix)
 		g.ExpectWithOffset(2, c.Status).To(Equal(metav1.ConditionTrue), "%s: %+v%s", c.Type, c, describeClusters(st))
@@ -430,4 +439,19 @@ func (t *team) clientIn(path string) client.Client {
 	c, err := client.New(cfg, client.Options{Scheme: scheme, Mapper: fleetClient().RESTMapper()})
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	return c
+}
+
+// eventMessages lists the messages of the events of one reason recorded on
+// an object of the team's workspace (namespace "" for a cluster-scoped one).
+func (t *team) eventMessages(g Gomega, kind, ns, name, reason string) []string {
+	events := &corev1.EventList{}
+	g.ExpectWithOffset(1, t.Client.List(framework.Ctx(), events)).To(Succeed())
+	var messages []string
+	for _, e := range events.Items {
+		o := e.InvolvedObject
+		if o.Kind == kind && o.Namespace == ns && o.Name == name && e.Reason == reason {
+			messages = append(messages, e.Message)
+		}
+	}
+	return messages
 }

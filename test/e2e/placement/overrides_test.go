@@ -97,15 +97,7 @@ func expectOverridden(g Gomega, crp *placementv1beta1.ClusterResourcePlacement, 
 // invalidOverrideEvents lists the messages of the InvalidOverride events of
 // a ResourceOverride.
 func invalidOverrideEvents(g Gomega, t *team, ns, name string) []string {
-	events := &corev1.EventList{}
-	g.ExpectWithOffset(1, t.Client.List(framework.Ctx(), events, client.InNamespace(ns))).To(Succeed())
-	var messages []string
-	for _, e := range events.Items {
-		if e.InvolvedObject.Name == name && e.Reason == override.InvalidOverrideReason {
-			messages = append(messages, e.Message)
-		}
-	}
-	return messages
+	return t.eventMessages(g, "ResourceOverride", ns, name, override.InvalidOverrideReason)
 }
 
 var _ = Describe("Overrides", func() {
