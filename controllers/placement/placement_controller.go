@@ -128,9 +128,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	recorder := ws.Recorder(c.Scheme(), ControllerName)
+	recorder, removalRecorder := ws.Recorder(c.Scheme(), ControllerName), ws.Recorder(c.Scheme(), removalsComponent)
 	if !p.GetDeletionTimestamp().IsZero() {
-		return r.delete(ctx, c, p, recorder, req.String())
+		return r.delete(ctx, c, p, recorder, removalRecorder, req.String())
 	}
 	if controllerutil.AddFinalizer(p, finalizer(k)) {
 		if err := c.Update(ctx, p); err != nil {
@@ -166,7 +166,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		return ctrl.Result{}, err
 	}
 	status := buildStatus(p, sel.selected, resourceSnap, policySnap, bindings)
-	r.removals.report(recorder, req.String(), p, removing(bindings))
+	r.removals.report(removalRecorder, req.String(), p, removing(bindings))
 	syncNamespaceStatus(ctx, c, p, &status)
 	emitEvents(recorder, p, status)
 	now := time.Now()
@@ -270,7 +270,7 @@ func finalizer(k placements.Key) string {
 // changes only the message, so a placement over 100 clusters would
 // otherwise write its status 100 times, most from a cache not yet showing
 // the write before.
-func (r *Reconciler) delete(ctx context.Context, c client.Client, p placementv1beta1.PlacementObj, recorder record.EventRecorder,
+func (r *Reconciler) delete(ctx context.Context, c client.Client, p placementv1beta1.PlacementObj, recorder, removalRecorder record.EventRecorder,
 	key string) (ctrl.Result, error) {
 	k := placements.KeyOf(p)
 	if !controllerutil.ContainsFinalizer(p, finalizer(k)) {
@@ -283,7 +283,7 @@ func (r *Reconciler) delete(ctx context.Context, c client.Client, p placementv1b
 	now := time.Now()
 	if len(bindings) > 0 {
 		// Each binding's removal brings the placement back.
-		r.removals.report(recorder, key, p, removing(bindings))
+		r.removals.report(removalRecorder, key, p, removing(bindings))
 		return ctrl.Result{}, nil
 	}
 	if r.statusWrites.behind(key, p.GetResourceVersion(), now) {

@@ -11,6 +11,12 @@ import (
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 )
 
+// removalsComponent is the source of the PlacementRemovalPending events.
+// It is not the controller's own: client-go's spam filter lets 25 events
+// through per source, object and type, then one per five minutes, and a
+// placement's rollout events would use up what a pending removal needs.
+const removalsComponent = ControllerName + "-removals"
+
 // removals remembers, per placement, the clusters last reported as still
 // holding what it placed, so that the event is recorded when they change
 // rather than at every reconcile. It lives in memory: after a hub restart

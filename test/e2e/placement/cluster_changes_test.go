@@ -85,6 +85,8 @@ var _ = Describe("A member cluster leaving", Serial, func() {
 		Expect(hub.Unjoin(framework.Ctx(), m4)).To(Succeed())
 
 		Eventually(func(g Gomega) {
+			// The scheduler's reasons say why, if member-2 is not picked.
+			g.Expect(selectedClusters(t.decisions(g, "app"))).To(Equal([]string{"member-2", "member-3"}), "decisions: %+v", t.decisions(g, "app"))
 			expectAvailable(g, t.getCRP(g, "app"), []string{"member-2", "member-3"}, selected, "0")
 			bindings := t.activeBindings(g, "app")
 			g.Expect(keys(bindings)).To(Equal([]string{"member-2", "member-3"}))
