@@ -168,17 +168,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	status := buildStatus(p, sel.selected, resourceSnap, policySnap, bindings)
 	r.removals.report(removalRecorder, req.String(), p, removing(bindings))
 	syncNamespaceStatus(ctx, c, p, &status)
-	emitEvents(recorder, p, status)
 	now := time.Now()
 	r.rollouts.observe(req.String(), p, &status, now)
-	return r.writeProgress(ctx, c, p, status, req.String(), now)
+	return r.writeProgress(ctx, c, p, status, req.String(), now, recorder)
 }
 
 // writeProgress writes the status if it changed, holding back writes that
 // only report the clusters' progress to one per progressInterval; a held
 // back status is written by the reconcile it asks for.
 func (r *Reconciler) writeProgress(ctx context.Context, c client.Client, p placementv1beta1.PlacementObj, status placementv1beta1.PlacementStatus,
-	key string, now time.Time) (ctrl.Result, error) {
+	key string, now time.Time, recorder record.EventRecorder) (ctrl.Result, error) {
 	from := p.GetResourceVersion()
 	// Before comparing: a cached status from before the last write may equal
 	// what is wanted now while the write put something else in its place.
@@ -195,10 +194,14 @@ func (r *Reconciler) writeProgress(ctx context.Context, c client.Client, p place
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
 	}
+	// Events go with the write that shows them: a write held back would
+	// otherwise record them again at every reconcile until it lands.
+	prev := p.GetPlacementStatus().Conditions
 	if err := r.writeStatus(ctx, c, p, status); err != nil {
 		return placements.RetryConflict(err)
 	}
 	r.statusWrites.wrote(key, now, from, p.GetResourceVersion())
+	emitEvents(recorder, p, prev, status)
 	return ctrl.Result{}, nil
 }
 

@@ -327,8 +327,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, c client.Client, p placeme
 }
 
 // emitEvents records conditions that newly turned True, and completion.
-func emitEvents(recorder record.EventRecorder, p placementv1beta1.PlacementObj, next placementv1beta1.PlacementStatus) {
-	prev := p.GetPlacementStatus().Conditions
+func emitEvents(recorder record.EventRecorder, p placementv1beta1.PlacementObj, prev []metav1.Condition, next placementv1beta1.PlacementStatus) {
 	for _, t := range rolloutConditions(p) {
 		name := t.TypeFor(p)
 		if meta.IsStatusConditionTrue(next.Conditions, name) && !meta.IsStatusConditionTrue(prev, name) {

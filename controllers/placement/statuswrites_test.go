@@ -92,12 +92,12 @@ func TestWriteProgressWaitsForTheCacheBeforeComparing(t *testing.T) {
 	r.statusWrites.wrote("ws/web", now, "7", "8")
 	p := &placementv1beta1.ClusterResourcePlacement{ObjectMeta: metav1.ObjectMeta{Name: "web", ResourceVersion: "7"}}
 	// Not written (no client): the cache still shows version 7.
-	res, err := r.writeProgress(context.Background(), nil, p, p.Status, "ws/web", now.Add(10*time.Millisecond))
+	res, err := r.writeProgress(context.Background(), nil, p, p.Status, "ws/web", now.Add(10*time.Millisecond), nil)
 	if err != nil || res.RequeueAfter != placements.ConflictRetry {
 		t.Fatalf("writeProgress over a cache behind its last write = %+v, %v; want a requeue after %s", res, err, placements.ConflictRetry)
 	}
 	p.ResourceVersion = "8"
-	if res, err := r.writeProgress(context.Background(), nil, p, p.Status, "ws/web", now.Add(20*time.Millisecond)); err != nil || !res.IsZero() {
+	if res, err := r.writeProgress(context.Background(), nil, p, p.Status, "ws/web", now.Add(20*time.Millisecond), nil); err != nil || !res.IsZero() {
 		t.Fatalf("writeProgress of an unchanged status once the cache caught up = %+v, %v", res, err)
 	}
 }
