@@ -6,8 +6,11 @@ package clustergrant
 import (
 	"context"
 	"sort"
+	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -32,9 +35,21 @@ const ControllerName = "fleet-clustergrant"
 // maxListed caps the cluster names shown in a grant's status.
 const maxListed = 1000
 
+// statusInterval is the least time between two status writes of one
+// grant. While members join by the hundred, a grant that covers them all
+// is written once a second rather than once per member: each write carries
+// the names of up to 1,000 clusters, and a write per member was a second,
+// larger write for every MemberCluster created.
+const statusInterval = time.Second
+
 // Reconciler reconciles ClusterGrants in root:fleet.
 type Reconciler struct {
 	Client client.Client
+	// Now tells the time (time.Now when nil).
+	Now func() time.Time
+
+	mu      sync.Mutex
+	written map[string]time.Time
 }
 
 // SetupWithManager registers the controller; member clusters joining,
@@ -71,7 +86,14 @@ func (labelsOrMembership) Update(e event.UpdateEvent) bool {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	g := &tenancyv1alpha1.ClusterGrant{}
 	if err := r.Client.Get(ctx, req.NamespacedName, g); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	// Before counting: counting lists every member the grant covers.
+	if wait := r.wait(req.Name); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	st := g.Status.DeepCopy()
 	valid := metav1.Condition{Type: tenancyv1alpha1.ClusterGrantConditionValid, Status: metav1.ConditionTrue, Reason: tenancyv1alpha1.ClusterGrantSelectorValid, ObservedGeneration: g.Generation,
@@ -105,6 +127,46 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if equality.Semantic.DeepEqual(*st, g.Status) {
 		return ctrl.Result{}, nil
 	}
+	// Without the resourceVersion: this controller alone writes the status,
+	// and a cache a write behind would otherwise make it conflict.
+	patch := client.MergeFrom(g.DeepCopy())
 	g.Status = *st
-	return ctrl.Result{}, r.Client.Status().Update(ctx, g)
+	if err := r.Client.Status().Patch(ctx, g, patch); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.wrote(req.Name)
+	return ctrl.Result{}, nil
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// wait is how long the grant's next status write must wait.
+func (r *Reconciler) wait(name string) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	last, ok := r.written[name]
+	if !ok {
+		return 0
+	}
+	return max(0, statusInterval-r.now().Sub(last))
+}
+
+func (r *Reconciler) wrote(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.written == nil {
+		r.written = map[string]time.Time{}
+	}
+	r.written[name] = r.now()
+}
+
+func (r *Reconciler) forget(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.written, name)
 }
