@@ -111,13 +111,10 @@ func (p *FrontProxy) Stop() {
 		return
 	}
 	// Stopped on purpose: how it exited says nothing.
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case err := <-p.exited:
-		_ = err
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		_ = exitOf(p.exited)
-	}
+	pid := p.cmd.Process.Pid
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	kill := time.AfterFunc(10*time.Second, func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
+	_ = exitOf(p.exited)
+	kill.Stop()
 	p.cmd = nil
 }
