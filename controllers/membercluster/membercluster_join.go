@@ -138,12 +138,7 @@ func (r *Reconciler) ensureIMC(ctx context.Context, mc *clusterv1beta1.MemberClu
 		if err := controllerutil.SetControllerReference(mc, imc, r.Client.Scheme()); err != nil {
 			return nil, err
 		}
-		if err := r.Client.Create(ctx, imc); err != nil {
-			return nil, err
-		}
-		// Updated at once, the object loses the API server's field records,
-		// which every heartbeat would otherwise rebuild (managedfields).
-		return imc, r.Client.Update(ctx, imc)
+		return imc, r.Client.Create(ctx, imc)
 	}
 	if err != nil {
 		return nil, err

@@ -30,7 +30,6 @@ import (
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/config/crds"
-	"github.com/fleetplane/fleetplane/controllers/common/managedfields"
 	"github.com/fleetplane/fleetplane/internal/workhomes"
 	"github.com/fleetplane/fleetplane/syncer/credential"
 	"github.com/fleetplane/fleetplane/syncer/homes"
@@ -144,7 +143,6 @@ func Run(ctx context.Context, opts Options) error {
 	mgr, err := ctrl.NewManager(hub, ctrl.Options{
 		Scheme:    scheme,
 		Logger:    log,
-		NewClient: managedfields.NewClient,
 		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{namespace: {}},
 			DefaultTransform: cache.TransformStripManagedFields(),
 			// Of the Secrets in its namespace, the syncer reads those

@@ -25,7 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
-	"github.com/fleetplane/fleetplane/controllers/common/managedfields"
 	"github.com/fleetplane/fleetplane/internal/workhomes"
 	"github.com/fleetplane/fleetplane/syncer/credential"
 	"github.com/fleetplane/fleetplane/syncer/workapplier"
@@ -103,7 +102,6 @@ func (r *Runner) start(home workhomes.Home) (cluster.Cluster, error) {
 	}
 	c, err := cluster.New(cfg, func(o *cluster.Options) {
 		o.Scheme = r.Scheme
-		o.NewClient = managedfields.NewClient
 		o.Cache.DefaultNamespaces = map[string]cache.Config{r.Namespace: {}}
 		o.Cache.DefaultTransform = cache.TransformStripManagedFields()
 	})

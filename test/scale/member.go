@@ -24,7 +24,6 @@ import (
 	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	tenancyv1alpha1 "github.com/fleetplane/fleetplane/apis/tenancy/v1alpha1"
-	"github.com/fleetplane/fleetplane/controllers/common/managedfields"
 	"github.com/fleetplane/fleetplane/internal/huburl"
 	"github.com/fleetplane/fleetplane/internal/workhomes"
 )
@@ -41,8 +40,6 @@ type member struct {
 	// config.
 	hub client.WithWatch
 	cfg *rest.Config
-	// writes writes to the hub as a syncer does (without managed fields).
-	writes client.Client
 	// imc is the InternalMemberCluster as last written, nil to read it.
 	imc *clusterv1beta1.InternalMemberCluster
 	// homes says that the hub runs on several shards, whose homes of
@@ -55,8 +52,6 @@ type member struct {
 type home struct {
 	name  string
 	watch client.WithWatch
-	// writes writes as a syncer does (without managed fields).
-	writes client.Client
 	// superseded are versions of Works this member wrote and then wrote
 	// again before their watch events came.
 	superseded map[string]struct{}
@@ -84,12 +79,12 @@ func (m *member) connect(hub *rest.Config, token string) error {
 	if err != nil {
 		return err
 	}
-	m.hub, m.cfg, m.writes = c, cfg, managedfields.Dropping(c)
+	m.hub, m.cfg = c, cfg
 	return nil
 }
 
 func newHome(name string, c client.WithWatch) *home {
-	return &home{name: name, watch: c, writes: managedfields.Dropping(c), superseded: map[string]struct{}{}}
+	return &home{name: name, watch: c, superseded: map[string]struct{}{}}
 }
 
 // run heart-beats from after delay and acknowledges Work until ctx ends.
@@ -152,7 +147,7 @@ func (m *member) heartbeat(ctx context.Context) error {
 	st.Properties = map[clusterv1beta1.PropertyName]clusterv1beta1.PropertyValue{
 		clusterv1beta1.NodeCountProperty: {Value: strconv.Itoa(m.nodes), ObservationTime: now},
 	}
-	if err := m.writes.Status().Update(ctx, imc); err != nil {
+	if err := m.hub.Status().Update(ctx, imc); err != nil {
 		return err
 	}
 	m.imc = imc
@@ -225,7 +220,7 @@ func sleep(ctx context.Context, d time.Duration) {
 func (h *home) handle(ctx context.Context, work *placementv1beta1.Work) error {
 	if !work.DeletionTimestamp.IsZero() {
 		if controllerutil.RemoveFinalizer(work, placementv1beta1.WorkFinalizer) {
-			return h.writes.Update(ctx, work)
+			return h.watch.Update(ctx, work)
 		}
 		return nil
 	}
@@ -234,7 +229,7 @@ func (h *home) handle(ctx context.Context, work *placementv1beta1.Work) error {
 		return nil
 	}
 	if controllerutil.AddFinalizer(work, placementv1beta1.WorkFinalizer) {
-		if err := h.writes.Update(ctx, work); err != nil {
+		if err := h.watch.Update(ctx, work); err != nil {
 			return err
 		}
 		// The status is written next: the event of this version is stale.
@@ -274,7 +269,7 @@ func (h *home) acknowledge(ctx context.Context, work *placementv1beta1.Work) err
 		})
 	}
 	work.Status = st
-	return h.writes.Status().Update(ctx, work)
+	return h.watch.Status().Update(ctx, work)
 }
 
 // followHomes acknowledges, as a syncer does, the Work of each shard's

@@ -22,6 +22,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/admission"
 	kubemutatingwebhook "k8s.io/apiserver/pkg/admission/plugin/webhook/mutating"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -99,6 +100,10 @@ type Options struct {
 	// do not see their objects, and the hub neither lists them nor decodes
 	// each of their changes once more for those informers.
 	Uninformed []schema.GroupResource
+	// Untracked are resources whose objects are stored without their
+	// field-ownership records (untracked.go): kinds only the hub's
+	// controllers and the syncers write, none of them server-side applied.
+	Untracked []schema.GroupResource
 	// Admission are Fleetplane's own admission plugins, run in every
 	// workspace after kcp's and before the webhooks.
 	Admission []AdmissionPlugin
@@ -216,12 +221,15 @@ func Run(ctx context.Context, opts Options, postStart PostStartFunc) error {
 	}
 
 	compressed := compressedStorage(opts.EtcdCompression)
-	storage := compressed
+	untracked := sets.New(opts.Untracked...)
+	storage := func(g generic.RESTOptionsGetter) generic.RESTOptionsGetter {
+		return untrackedStorage{compressed(g), untracked}
+	}
 	if !opts.WatchCache {
 		clients := &sharedEtcdClients{}
 		defer clients.Close() // runs after the server has stopped, before etcd does
 		storage = func(g generic.RESTOptionsGetter) generic.RESTOptionsGetter {
-			return bookmarkingStorage{compressed(g), clients}
+			return untrackedStorage{bookmarkingStorage{compressed(g), clients}, untracked}
 		}
 	}
 	// Built-in resources, CRDs, custom resources, and kcp's cache server (in

@@ -17,12 +17,14 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	clusterv1beta1 "github.com/fleetplane/fleetplane/apis/cluster/v1beta1"
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/controllers/placement"
 	"github.com/fleetplane/fleetplane/internal/binpages"
 	"github.com/fleetplane/fleetplane/internal/gcpace"
 	"github.com/fleetplane/fleetplane/metrics"
 	"github.com/fleetplane/fleetplane/workspaces/bootstrap"
+	"github.com/fleetplane/fleetplane/workspaces/memberdefaults"
 	"github.com/fleetplane/fleetplane/workspaces/server"
 	"github.com/fleetplane/fleetplane/workspaces/teamadmission"
 )
@@ -78,11 +80,28 @@ var uninformedByKcp = []schema.GroupResource{
 	placementv1beta1.GroupVersion.WithResource("resourcebindings").GroupResource(),
 }
 
+// untrackedFields are the kinds only the hub's controllers and the
+// syncers write, stored without the API server's field-ownership records
+// (workspaces/server/untracked.go). Objects users write (placements,
+// MemberClusters, overrides) keep theirs.
+var untrackedFields = []schema.GroupResource{
+	{Group: placementv1beta1.GroupVersion.Group, Resource: "works"},
+	{Group: placementv1beta1.GroupVersion.Group, Resource: "clusterresourcebindings"},
+	{Group: placementv1beta1.GroupVersion.Group, Resource: "resourcebindings"},
+	{Group: placementv1beta1.GroupVersion.Group, Resource: "clusterschedulingpolicysnapshots"},
+	{Group: placementv1beta1.GroupVersion.Group, Resource: "schedulingpolicysnapshots"},
+	{Group: placementv1beta1.GroupVersion.Group, Resource: "clusterresourcesnapshots"},
+	{Group: placementv1beta1.GroupVersion.Group, Resource: "resourcesnapshots"},
+	{Group: clusterv1beta1.GroupVersion.Group, Resource: "internalmemberclusters"},
+}
+
 func newStartCommand() *cobra.Command {
 	opts := server.DefaultOptions()
 	opts.Uninformed = uninformedByKcp
+	opts.Untracked = untrackedFields
 	teams := teamadmission.New()
-	opts.Admission = append(opts.Admission, server.AdmissionPlugin{Name: teamadmission.PluginName, Factory: teams.Factory})
+	opts.Admission = append(opts.Admission, server.AdmissionPlugin{Name: teamadmission.PluginName, Factory: teams.Factory},
+		server.AdmissionPlugin{Name: memberdefaults.PluginName, Factory: memberdefaults.New().Factory})
 	ctrlOpts := defaultControllerOptions()
 	opts.Usage = ctrlOpts.Usage
 	metricsOpts := metrics.ServerOptions{BindAddress: ":8080"}

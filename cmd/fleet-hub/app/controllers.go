@@ -38,7 +38,6 @@ import (
 	"github.com/fleetplane/fleetplane/controllers/clustergrant"
 	"github.com/fleetplane/fleetplane/controllers/clusterprofile"
 	"github.com/fleetplane/fleetplane/controllers/common/intern"
-	"github.com/fleetplane/fleetplane/controllers/common/managedfields"
 	"github.com/fleetplane/fleetplane/controllers/common/placements"
 	"github.com/fleetplane/fleetplane/controllers/common/works"
 	"github.com/fleetplane/fleetplane/controllers/eviction"
@@ -191,7 +190,6 @@ func startControllers(ctx context.Context, loopback, fleet *rest.Config, opts co
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Logger:                 logger,
-		NewClient:              managedfields.NewClient,
 		Cache:                  fleetCache,
 	})
 	if err != nil {
@@ -284,7 +282,6 @@ func workHome(loopback *rest.Config, mgr ctrl.Manager, scheme *runtime.Scheme, o
 	cfg.Host += opts.WorkHome.Path().RequestPath()
 	home, err := cluster.New(cfg, func(o *cluster.Options) {
 		o.Scheme = scheme
-		o.NewClient = managedfields.NewClient
 		o.Cache.DefaultTransform = cacheTransform
 	})
 	if err != nil {

@@ -26,7 +26,6 @@ import (
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
-	"github.com/fleetplane/fleetplane/controllers/common/managedfields"
 	"github.com/fleetplane/fleetplane/workspaces/clients"
 )
 
@@ -442,7 +441,7 @@ func WorkspaceClient(ctx context.Context, mgr mcmanager.Manager, workspaces *cli
 	if err != nil {
 		return nil, err
 	}
-	return managedfields.Dropping(c), nil
+	return c, nil
 }
 
 // Decisions logs, at V(2), what a controller decided about placement k of

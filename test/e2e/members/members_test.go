@@ -122,8 +122,8 @@ var _ = Describe("Applying Work", func() {
 			g.Expect(d.Status.AvailableReplicas).To(BeEquivalentTo(3))
 		}, timeout, interval).Should(Succeed())
 
-		// The syncer's writes cleared the API server's field records of the
-		// Work (internal objects keep none).
+		// The hub stores Works without the API server's field records
+		// (internal objects keep none).
 		w := &placementv1beta1.Work{}
 		Expect(fc.Get(framework.Ctx(), client.ObjectKeyFromObject(work), w)).To(Succeed())
 		Expect(w.ManagedFields).To(BeEmpty())
