@@ -110,12 +110,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		return ctrl.Result{}, err
 	}
 	// Until the cache shows this controller's last writes, the bindings it
-	// has are not what the limits must be counted on: a binding just bound
-	// would look unbound, and another would be bound past maxSurge. Their
-	// events bring the placement back.
-	if r.written.Wait(req.String(), bindings) > 0 {
-		return ctrl.Result{RequeueAfter: placements.ConflictRetry}, nil
-	}
+	// lists are not what the limits must be counted on: a binding just bound
+	// would look unbound, and another would be bound past maxSurge. It plans
+	// on what it wrote instead: waiting for the cache held each batch of
+	// bindings back until the last write of the one before showed, a third
+	// of a PickN(100) placement's time at 1,000 members.
+	bindings, _ = r.written.Overlay(req.String(), bindings)
 	want, err := ApplicableOverrides(ctx, r.Fleet, c, k, latest, bindings)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -171,7 +171,7 @@ func (r *Reconciler) bindAll(ctx context.Context, c client.Client, p placementv1
 			if err := Bind(ctx, c, b, snapshot, want[b.GetBindingSpec().TargetCluster], p.GetPlacementSpec().Strategy.ApplyStrategy); err != nil {
 				return err
 			}
-			r.written.Updated(key, b.GetName(), from, b.GetResourceVersion())
+			r.written.Updated(key, b, from)
 			return nil
 		})
 	}

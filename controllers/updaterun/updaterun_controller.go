@@ -287,7 +287,7 @@ func (r *Reconciler) apply(ctx context.Context, c client.Client, run placementv1
 		if err := rollout.Bind(ctx, c, b, w.snapshot, applicable(cl), st.ApplyStrategy); err != nil {
 			return err
 		}
-		r.written.Updated(key, b.GetName(), from, b.GetResourceVersion())
+		r.written.Updated(key, b, from)
 	}
 	for _, name := range out.remove {
 		b := w.bindings[name]

@@ -2,6 +2,7 @@ package placements
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -36,21 +37,23 @@ type unseenWrite struct {
 	// from is the resource version an update was written from; empty for a
 	// creation.
 	from string
-	at   time.Time
+	// written is the binding as an update returned it.
+	written placementv1beta1.BindingObj
+	at      time.Time
 }
 
 // Created records a binding about to be created.
-func (u *UnseenWrites[K]) Created(key K, name string) { u.record(key, name, "") }
+func (u *UnseenWrites[K]) Created(key K, name string) { u.record(key, name, unseenWrite{}) }
 
-// Updated records a binding written from resource version from to to; a
-// write that changed nothing leaves nothing to wait for.
-func (u *UnseenWrites[K]) Updated(key K, name, from, to string) {
-	if from != to {
-		u.record(key, name, from)
+// Updated records a binding written from resource version from, as the
+// update returned it; a write that changed nothing leaves nothing unseen.
+func (u *UnseenWrites[K]) Updated(key K, written placementv1beta1.BindingObj, from string) {
+	if from != written.GetResourceVersion() {
+		u.record(key, written.GetName(), unseenWrite{from: from, written: written.DeepCopyObject().(placementv1beta1.BindingObj)})
 	}
 }
 
-func (u *UnseenWrites[K]) record(key K, name, from string) {
+func (u *UnseenWrites[K]) record(key K, name string, w unseenWrite) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.byKey == nil {
@@ -59,7 +62,8 @@ func (u *UnseenWrites[K]) record(key K, name, from string) {
 	if u.byKey[key] == nil {
 		u.byKey[key] = map[string]unseenWrite{}
 	}
-	u.byKey[key][name] = unseenWrite{from: from, at: u.clock()}
+	w.at = u.clock()
+	u.byKey[key][name] = w
 }
 
 // CreateFailed forgets a binding whose creation the API server refused; one
@@ -94,33 +98,60 @@ func (u *UnseenWrites[K]) CreationSeen(key K, name string) bool {
 // forgets the writes the cache shows, the updated bindings that are gone and
 // the writes past the timeout.
 func (u *UnseenWrites[K]) Wait(key K, listed []placementv1beta1.BindingObj) time.Duration {
+	_, creations, updates := u.sweep(key, listed)
+	return max(creations, updates)
+}
+
+// Overlay returns the bindings as the key last wrote them: those listed,
+// each binding whose update the cache does not show yet replaced by what
+// the update returned, so that a reconcile plans on what it wrote without
+// waiting for its cache. It also returns how much longer the key waits for
+// creations the cache does not list, which have nothing to show in their
+// place.
+func (u *UnseenWrites[K]) Overlay(key K, listed []placementv1beta1.BindingObj) ([]placementv1beta1.BindingObj, time.Duration) {
+	overlaid, creations, _ := u.sweep(key, listed)
+	return overlaid, creations
+}
+
+// sweep forgets the key's writes that the listed bindings show, the updated
+// bindings that are gone and the writes past the timeout; it returns the
+// listed bindings with the unseen updates in their place, and how much
+// longer unseen creations and unseen updates are waited for.
+func (u *UnseenWrites[K]) sweep(key K, listed []placementv1beta1.BindingObj) (overlaid []placementv1beta1.BindingObj, creations, updates time.Duration) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	overlaid = listed
 	writes := u.byKey[key]
 	if len(writes) == 0 {
-		return 0
+		return overlaid, 0, 0
 	}
-	listedVersion := make(map[string]string, len(listed))
-	for _, b := range listed {
-		listedVersion[b.GetName()] = b.GetResourceVersion()
+	at := make(map[string]int, len(listed))
+	for i, b := range listed {
+		at[b.GetName()] = i
 	}
-	now := u.clock()
-	var wait time.Duration
+	now, cloned := u.clock(), false
 	for name, w := range writes {
-		rv, isListed := listedVersion[name]
-		creationUnseen := w.from == "" && !isListed
-		updateUnseen := w.from != "" && isListed && rv == w.from
+		i, isListed := at[name]
 		left := UnseenWriteTimeout - now.Sub(w.at)
-		if !(creationUnseen || updateUnseen) || left <= 0 {
+		switch {
+		case left <= 0:
 			delete(writes, name)
-			continue
+		case w.from == "" && !isListed:
+			creations = max(creations, left)
+		case w.from != "" && isListed && listed[i].GetResourceVersion() == w.from:
+			if !cloned {
+				overlaid, cloned = slices.Clone(listed), true
+			}
+			overlaid[i] = w.written.DeepCopyObject().(placementv1beta1.BindingObj)
+			updates = max(updates, left)
+		default:
+			delete(writes, name)
 		}
-		wait = max(wait, left)
 	}
 	if len(writes) == 0 {
 		delete(u.byKey, key)
 	}
-	return wait
+	return overlaid, creations, updates
 }
 
 // Forget drops a key that is gone.

@@ -56,9 +56,9 @@ func TestUnseenCreationsHoldAKeyUntilListedOrSeen(t *testing.T) {
 func TestUnseenUpdatesHoldAKeyWhileTheCacheHasTheOldVersion(t *testing.T) {
 	var u UnseenWrites[string]
 	clockAt(&u)
-	u.Updated("ws/web", "a", "10", "12")
-	u.Updated("ws/web", "b", "11", "13")
-	u.Updated("ws/web", "unchanged", "14", "14")
+	u.Updated("ws/web", cached("a", "12"), "10")
+	u.Updated("ws/web", cached("b", "13"), "11")
+	u.Updated("ws/web", cached("unchanged", "14"), "14")
 
 	if u.Wait("ws/web", []placementv1beta1.BindingObj{cached("a", "10"), cached("b", "13"), cached("unchanged", "14")}) == 0 {
 		t.Fatal("not waiting though the cache does not show a's write")
@@ -73,11 +73,11 @@ func TestUnseenUpdatesHoldAKeyWhileTheCacheHasTheOldVersion(t *testing.T) {
 		t.Fatalf("waiting once the cache shows every write: %v", u.byKey)
 	}
 
-	u.Updated("ws/web", "c", "20", "21")
+	u.Updated("ws/web", cached("c", "21"), "20")
 	if u.Wait("ws/web", nil) != 0 || len(u.byKey) != 0 {
 		t.Fatalf("an updated binding that is gone is still awaited: %v", u.byKey)
 	}
-	u.Updated("ws/web", "d", "30", "31")
+	u.Updated("ws/web", cached("d", "31"), "30")
 	u.Forget("ws/web")
 	if len(u.byKey) != 0 {
 		t.Fatalf("a forgotten key is remembered: %v", u.byKey)
@@ -89,7 +89,7 @@ func TestUnseenWritesWaitIsBounded(t *testing.T) {
 	now := clockAt(&u)
 	u.Created("ws1/web", "web-a-1")
 	*now = now.Add(30 * time.Second)
-	u.Updated("ws1/web", "web-b-1", "3", "4")
+	u.Updated("ws1/web", cached("web-b-1", "4"), "3")
 	listed := []placementv1beta1.BindingObj{cached("web-b-1", "3")}
 	if wait := u.Wait("ws1/web", listed); wait != UnseenWriteTimeout {
 		t.Fatalf("wait = %v, want %v (the latest write's bound)", wait, UnseenWriteTimeout)
@@ -125,5 +125,37 @@ func TestUnseenWritesForgetOnlyRefusedCreations(t *testing.T) {
 				t.Errorf("waiting = %v, want %v", waiting, tt.waiting)
 			}
 		})
+	}
+}
+
+func TestOverlayShowsUnseenUpdatesAsWritten(t *testing.T) {
+	var u UnseenWrites[string]
+	clockAt(&u)
+	bound := cached("a", "12")
+	bound.GetBindingSpec().State = placementv1beta1.BindingStateBound
+	u.Updated("ws/web", bound, "10")
+	u.Updated("ws/web", cached("b", "13"), "11")
+	u.Created("ws/web", "c")
+
+	listed := []placementv1beta1.BindingObj{cached("a", "10"), cached("b", "14")}
+	got, wait := u.Overlay("ws/web", listed)
+	if wait != UnseenWriteTimeout {
+		t.Errorf("wait = %v, want %v for the unlisted creation of c", wait, UnseenWriteTimeout)
+	}
+	if len(got) != 2 || got[0].GetResourceVersion() != "12" || got[0].GetBindingSpec().State != placementv1beta1.BindingStateBound {
+		t.Fatalf("a = %v, want a as written (version 12, Bound)", got[0])
+	}
+	if got[1] != listed[1] {
+		t.Errorf("b = %v, want the listed b: its cache version is past the write", got[1])
+	}
+	if listed[0].GetResourceVersion() != "10" {
+		t.Error("the listed slice was changed")
+	}
+	got[0].SetLabels(map[string]string{"changed": "by the caller"})
+	if again, _ := u.Overlay("ws/web", listed); again[0].GetLabels() != nil {
+		t.Error("a caller's change reached the remembered write")
+	}
+	if _, ok := u.byKey["ws/web"]["b"]; ok {
+		t.Error("b's write is remembered though the cache shows a later version")
 	}
 }
