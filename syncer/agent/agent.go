@@ -141,8 +141,8 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("creating namespace %s on the member cluster for the syncer's lease: %w", clusterv1beta1.FleetSystemNamespace, err)
 	}
 	mgr, err := ctrl.NewManager(hub, ctrl.Options{
-		Scheme:    scheme,
-		Logger:    log,
+		Scheme: scheme,
+		Logger: log,
 		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{namespace: {}},
 			DefaultTransform: cache.TransformStripManagedFields(),
 			// Of the Secrets in its namespace, the syncer reads those

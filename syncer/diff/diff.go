@@ -16,6 +16,10 @@ import (
 	"github.com/fleetplane/fleetplane/controllers/common/quantities"
 )
 
+// WholeObject is the hub's value, at path "/", of an object the member
+// cluster does not have: KubeFleet's words, which its clients compare.
+const WholeObject = "(the whole object)"
+
 // Detail is one difference, at a JSON pointer path.
 type Detail struct {
 	Path     string

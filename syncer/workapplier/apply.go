@@ -169,10 +169,13 @@ func (a *applier) logWrite(ctx context.Context, m *manifest, live *unstructured.
 	log.FromContext(ctx).V(2).Info(action+" an object on the member", "object", describe(m.obj))
 }
 
-// recordNamespace remembers a Namespace of this Work that failed, so that
-// the objects in it are not applied either.
+// recordNamespace remembers a Namespace of a team's Work that failed, so
+// that the objects in it are not applied either: a team never writes into
+// a namespace on a member that it could not make its own. A placement of
+// the fleet's workspace applies them as KubeFleet does, each object held
+// to the takeover rules on its own.
 func (a *applier) recordNamespace(m *manifest) {
-	if m.applied.ok {
+	if m.applied.ok || !a.owner.tenant() {
 		return
 	}
 	a.mu.Lock()

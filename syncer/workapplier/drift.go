@@ -64,7 +64,7 @@ func (a *applier) reportDiff(ctx context.Context, m *manifest) {
 	m.live, m.diffReported = live, true
 	m.applied = applyOutcome{ok: true}
 	if live == nil {
-		m.diffs = []diff.Detail{{Path: "/", InHub: "(the whole object: it does not exist on the member cluster)"}}
+		m.diffs = []diff.Detail{{Path: "/", InHub: diff.WholeObject}}
 		return
 	}
 	m.diffs = diff.ForReport(live, a.compare(m.obj, live))

@@ -138,6 +138,9 @@ func diffStatus(work *placementv1beta1.Work, status placementv1beta1.WorkStatus,
 			}
 		case len(m.diffs) > 0:
 			c.Reason, c.Message = placementv1beta1.DiffResultFoundDiff, fmt.Sprintf("the member cluster's object differs from the hub's at %s", paths(m.diffs))
+			if m.live == nil {
+				c.Message = "the object does not exist on the member cluster: the whole object differs from the hub's"
+			}
 			mc.DiffDetails = diffDetails(prev.DiffDetails, m, now)
 		}
 		meta.SetStatusCondition(&conds, c)

@@ -2,6 +2,7 @@
 package app
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -21,12 +22,18 @@ import (
 func NewCommand() *cobra.Command {
 	flags := genericclioptions.NewConfigFlags(true)
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	var hubContext string
 	cmd := &cobra.Command{
-		Use:          "kubectl fleet",
+		Use:          "fleet",
+		Annotations:  map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl fleet"},
 		Short:        "Work with a Fleetplane hub: workspaces, teams, member clusters and rollouts",
 		SilenceUsage: true,
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			return useHubContext(flags, hubContext)
+		},
 	}
 	flags.AddFlags(cmd.PersistentFlags())
+	cmd.PersistentFlags().StringVar(&hubContext, "hub-cluster-context", "", "the kubeconfig context of the hub, as KubeFleet's kubectl-fleet names it: the same as --context")
 	cmd.AddCommand(
 		ws.NewCommand(flags, streams),
 		join.NewJoinCommand(flags, streams),
@@ -40,4 +47,17 @@ func NewCommand() *cobra.Command {
 		team.NewCommand(flags, streams),
 	)
 	return cmd
+}
+
+// useHubContext makes --hub-cluster-context the kubeconfig context the
+// commands use; with --context as well, both must name the same one.
+func useHubContext(flags *genericclioptions.ConfigFlags, hubContext string) error {
+	if hubContext == "" {
+		return nil
+	}
+	if *flags.Context != "" && *flags.Context != hubContext {
+		return fmt.Errorf("--context %q and --hub-cluster-context %q name different contexts; give one", *flags.Context, hubContext)
+	}
+	*flags.Context = hubContext
+	return nil
 }

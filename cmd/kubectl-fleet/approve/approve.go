@@ -18,8 +18,9 @@ import (
 // NewCommand returns `kubectl fleet approve KIND NAME`.
 func NewCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	var message string
+	var name *hub.NameFlag
 	cmd := &cobra.Command{
-		Use:   "approve (clusterapprovalrequest|approvalrequest) NAME [--message TEXT]",
+		Use:   "approve (clusterapprovalrequest|careq|approvalrequest|areq) NAME [--message TEXT]",
 		Short: "Approve a stage of a staged update run",
 		Long: `Sets the Approved condition of an approval request, which a staged update
 run creates for each Approval task (named <run>-before-<stage> or
@@ -29,10 +30,17 @@ ClusterStagedUpdateRuns; namespaced ApprovalRequests gate StagedUpdateRuns.`,
   kubectl fleet approve clusterapprovalrequest example-run-after-canary
 
   # Approve a namespaced run's stage, with a note
-  kubectl fleet approve approvalrequest web-run-before-prod -n web --message "canary metrics look good"`,
-		Args: cobra.ExactArgs(2),
+  kubectl fleet approve approvalrequest web-run-before-prod -n web --message "canary metrics look good"
+
+  # KubeFleet's form
+  kubectl fleet approve careq --hub-cluster-context hub --name example-run-after-canary`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req, err := approval.NewRequest(args[0])
+			if err != nil {
+				return err
+			}
+			reqName, err := name.Name(args[1:])
 			if err != nil {
 				return err
 			}
@@ -49,17 +57,18 @@ ClusterStagedUpdateRuns; namespaced ApprovalRequests gate StagedUpdateRuns.`,
 					return err
 				}
 			}
-			if err := ws.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: args[1]}, req); err != nil {
-				return fmt.Errorf("getting %s %s in workspace %s: %w", args[0], args[1], ws.Path, err)
+			if err := ws.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: reqName}, req); err != nil {
+				return fmt.Errorf("getting %s %s in workspace %s: %w", args[0], reqName, ws.Path, err)
 			}
 			if err := approval.Approve(cmd.Context(), ws, req, message); err != nil {
 				return err
 			}
-			fmt.Fprintf(streams.Out, "%s %s approved: update run %s goes on past stage %s\n", args[0], args[1],
+			fmt.Fprintf(streams.Out, "%s %s approved: update run %s goes on past stage %s\n", args[0], reqName,
 				req.GetApprovalRequestSpec().TargetUpdateRun, req.GetApprovalRequestSpec().TargetStage)
 			return nil
 		},
 	}
+	name = hub.AddNameFlag(cmd, "name", "the approval request")
 	cmd.Flags().StringVar(&message, "message", "approved with kubectl fleet approve", "why the stage is approved, recorded in the condition")
 	return cmd
 }

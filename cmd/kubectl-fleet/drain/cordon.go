@@ -24,7 +24,8 @@ var cordonTaint = clusterv1beta1.Taint{Key: clusterv1beta1.CordonTaintKey, Value
 
 // NewCordonCommand returns `kubectl fleet cordon NAME`.
 func NewCordonCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	return &cobra.Command{
+	var name *hub.NameFlag
+	cmd := &cobra.Command{
 		Use:   "cordon MEMBER",
 		Short: "Keep new placements off a member cluster",
 		Long: `Adds the taint cordon-key=cordon-value:NoSchedule to the MemberCluster in
@@ -32,36 +33,54 @@ root:fleet: the scheduler picks the cluster for no new placement (unless a
 placement tolerates the taint), and what is already placed there stays.
 Run it with hub admin credentials, from any workspace.`,
 		Example: `  kubectl fleet cordon member-1`,
-		Args:    cobra.ExactArgs(1),
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			changed, err := setCordon(cmd.Context(), flags, args[0], true)
+			member, err := name.Name(args)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(streams.Out, "member cluster %s %s\n", args[0], pick(changed, "cordoned", "already cordoned"))
+			changed, err := setCordon(cmd.Context(), flags, member, true)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(streams.Out, "member cluster %s %s\n", member, pick(changed, "cordoned", "already cordoned"))
 			return nil
 		},
 	}
+	name = hub.AddNameFlag(cmd, "cluster-name", "the member cluster")
+	return cmd
 }
 
-// NewUncordonCommand returns `kubectl fleet uncordon NAME`.
+// NewUncordonCommand returns `kubectl fleet uncordon NAME`, also
+// `uncordoncluster --cluster-name NAME` as KubeFleet spells it.
 func NewUncordonCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	return &cobra.Command{
-		Use:   "uncordon MEMBER",
-		Short: "Let placements use a cordoned member cluster again",
+	var name *hub.NameFlag
+	cmd := &cobra.Command{
+		Use:     "uncordon MEMBER",
+		Aliases: []string{"uncordoncluster"},
+		Short:   "Let placements use a cordoned member cluster again",
 		Long: `Removes the cordon taint from the MemberCluster in root:fleet; placements
 that select the cluster (PickAll ones at once) are scheduled onto it again.`,
-		Example: `  kubectl fleet uncordon member-1`,
-		Args:    cobra.ExactArgs(1),
+		Example: `  kubectl fleet uncordon member-1
+
+  # KubeFleet's form
+  kubectl fleet uncordoncluster --hub-cluster-context hub --cluster-name member-1`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			changed, err := setCordon(cmd.Context(), flags, args[0], false)
+			member, err := name.Name(args)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(streams.Out, "member cluster %s %s\n", args[0], pick(changed, "uncordoned", "was not cordoned"))
+			changed, err := setCordon(cmd.Context(), flags, member, false)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(streams.Out, "member cluster %s %s\n", member, pick(changed, "uncordoned", "was not cordoned"))
 			return nil
 		},
 	}
+	name = hub.AddNameFlag(cmd, "cluster-name", "the member cluster")
+	return cmd
 }
 
 func pick(cond bool, yes, no string) string {

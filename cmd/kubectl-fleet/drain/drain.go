@@ -32,12 +32,15 @@ type drainOptions struct {
 	retryInterval time.Duration
 }
 
-// NewDrainCommand returns `kubectl fleet drain NAME`.
+// NewDrainCommand returns `kubectl fleet drain NAME`, also
+// `draincluster --cluster-name NAME` as KubeFleet spells it.
 func NewDrainCommand(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := drainOptions{flags: flags, out: streams.ErrOut}
+	var name *hub.NameFlag
 	cmd := &cobra.Command{
-		Use:   "drain MEMBER [--timeout 10m]",
-		Short: "Cordon a member cluster and evict the placements it holds",
+		Use:     "drain MEMBER [--timeout 10m]",
+		Aliases: []string{"draincluster"},
+		Short:   "Cordon a member cluster and evict the placements it holds",
 		Long: `Cordons the member cluster, then evicts every ClusterResourcePlacement
 (of any workspace) with resources on it, one ClusterResourcePlacementEviction
 each in the placement's workspace. An eviction a placement's disruption budget
@@ -47,12 +50,20 @@ placements cannot be evicted (edit their clusterNames), and
 ResourcePlacements have no eviction API: drain lists them and fails. Run it
 with hub admin credentials; uncordon the cluster to use it again.`,
 		Example: `  kubectl fleet drain member-1
-  kubectl fleet drain member-1 --timeout 30m --retry-interval 30s`,
-		Args: cobra.ExactArgs(1),
+  kubectl fleet drain member-1 --timeout 30m --retry-interval 30s
+
+  # KubeFleet's form
+  kubectl fleet draincluster --hub-cluster-context hub --cluster-name member-1`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.drain(cmd.Context(), args[0])
+			member, err := name.Name(args)
+			if err != nil {
+				return err
+			}
+			return o.drain(cmd.Context(), member)
 		},
 	}
+	name = hub.AddNameFlag(cmd, "cluster-name", "the member cluster")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 10*time.Minute, "how long to keep trying evictions that disruption budgets block")
 	cmd.Flags().DurationVar(&o.retryInterval, "retry-interval", 5*time.Second, "how often a blocked eviction is tried again")
 	return cmd

@@ -1,8 +1,9 @@
 // Package envelopes opens the envelopes a placement selects: a
-// ClusterResourceEnvelope, a ResourceEnvelope or a ConfigMap annotated
-// kubernetes-fleet.io/envelope-configmap=true carries objects that must take
-// effect on member clusters only. The hub stores the envelope; its objects
-// exist nowhere on the hub and reach the members in a Work of their own.
+// ClusterResourceEnvelope or a ResourceEnvelope carries objects that must
+// take effect on member clusters only. The hub stores the envelope; its
+// objects exist nowhere on the hub and reach the members in a Work of their
+// own. A ConfigMap annotated kubernetes-fleet.io/envelope-configmap=true,
+// KubeFleet's former envelope, is an ordinary ConfigMap, as in KubeFleet.
 package envelopes
 
 import (
@@ -39,7 +40,7 @@ func (e *Envelope) Entry(i int) string {
 func Open(raw []byte) (*Envelope, error) {
 	// Called for every selected resource on every Work sync: telling that a
 	// resource is no envelope must not cost decoding it.
-	if !bytes.Contains(raw, []byte("Envelope")) && !bytes.Contains(raw, []byte(placementv1beta1.EnvelopeConfigMapAnnotation)) {
+	if !bytes.Contains(raw, []byte("Envelope")) {
 		return nil, nil
 	}
 	h, err := manifests.ReadHead(raw)
@@ -50,39 +51,19 @@ func Open(raw []byte) (*Envelope, error) {
 	if err != nil {
 		return nil, err
 	}
-	id := placementv1beta1.EnvelopeIdentifier{Name: h.Name, Namespace: h.Namespace}
-	entries := map[string][]byte{}
-	switch {
-	case gv.Group == placementv1beta1.GroupVersion.Group && (h.Kind == string(placementv1beta1.ClusterResourceEnvelopeType) || h.Kind == string(placementv1beta1.ResourceEnvelopeType)):
-		id.Type = placementv1beta1.EnvelopeType(h.Kind)
-		var body struct {
-			Data map[string]json.RawMessage `json:"data"`
-		}
-		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &body); err != nil {
-			return nil, fmt.Errorf("%s: %w", describe(id), err)
-		}
-		for k, v := range body.Data {
-			entries[k] = v
-		}
-	case gv.Group == "" && h.Kind == "ConfigMap":
-		var body struct {
-			Metadata struct {
-				Annotations map[string]string `json:"annotations"`
-			} `json:"metadata"`
-			Data map[string]string `json:"data"`
-		}
-		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &body); err != nil {
-			return nil, fmt.Errorf("ConfigMap %s/%s: %w", id.Namespace, id.Name, err)
-		}
-		if body.Metadata.Annotations[placementv1beta1.EnvelopeConfigMapAnnotation] != "true" {
-			return nil, nil
-		}
-		id.Type = placementv1beta1.ConfigMapEnvelopeType
-		for k, v := range body.Data {
-			entries[k] = []byte(v)
-		}
-	default:
+	if gv.Group != placementv1beta1.GroupVersion.Group || (h.Kind != string(placementv1beta1.ClusterResourceEnvelopeType) && h.Kind != string(placementv1beta1.ResourceEnvelopeType)) {
 		return nil, nil
+	}
+	id := placementv1beta1.EnvelopeIdentifier{Name: h.Name, Namespace: h.Namespace, Type: placementv1beta1.EnvelopeType(h.Kind)}
+	var body struct {
+		Data map[string]json.RawMessage `json:"data"`
+	}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &body); err != nil {
+		return nil, fmt.Errorf("%s: %w", describe(id), err)
+	}
+	entries := make(map[string][]byte, len(body.Data))
+	for k, v := range body.Data {
+		entries[k] = v
 	}
 	return open(id, entries)
 }
@@ -110,9 +91,7 @@ func open(id placementv1beta1.EnvelopeIdentifier, entries map[string][]byte) (*E
 
 // entry checks one carried object and returns it as JSON. A
 // ClusterResourceEnvelope carries cluster-scoped objects; a ResourceEnvelope
-// and a ConfigMap envelope carry objects of their own namespace (one without
-// a namespace gets it; a cluster-scoped object in a ConfigMap envelope has it
-// dropped on the member).
+// carries objects of its own namespace (one without a namespace gets it).
 func entry(id placementv1beta1.EnvelopeIdentifier, raw []byte) ([]byte, error) {
 	js, err := yaml.YAMLToJSON(raw)
 	if err != nil {
@@ -136,8 +115,7 @@ func entry(id placementv1beta1.EnvelopeIdentifier, raw []byte) ([]byte, error) {
 	switch {
 	case u.GetAPIVersion() == "" || kind == "" || name == "":
 		return nil, fmt.Errorf("apiVersion, kind and metadata.name are required")
-	case kind == string(placementv1beta1.ClusterResourceEnvelopeType) || kind == string(placementv1beta1.ResourceEnvelopeType) ||
-		u.GetAnnotations()[placementv1beta1.EnvelopeConfigMapAnnotation] == "true":
+	case kind == string(placementv1beta1.ClusterResourceEnvelopeType) || kind == string(placementv1beta1.ResourceEnvelopeType):
 		return nil, fmt.Errorf("envelopes cannot carry envelopes")
 	case id.Type == placementv1beta1.ClusterResourceEnvelopeType && namespace != "":
 		return nil, fmt.Errorf("%s %s is namespaced (namespace %s): a ClusterResourceEnvelope carries cluster-scoped objects only; put it in a ResourceEnvelope in namespace %s",

@@ -34,11 +34,9 @@ func TestOpen(t *testing.T) {
 		want:   []string{`{"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"q","namespace":"app"}}`},
 		wantID: placementv1beta1.EnvelopeIdentifier{Name: "quota", Namespace: "app", Type: placementv1beta1.ResourceEnvelopeType},
 	}, {
-		name: "a ConfigMap envelope holds YAML",
+		name: "a ConfigMap annotated as KubeFleet's former envelope is an ordinary ConfigMap",
 		raw: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"env","namespace":"app","annotations":{"kubernetes-fleet.io/envelope-configmap":"true"}},"data":{
 			"role.yaml":"apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: r\n"}}`,
-		want:   []string{`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"r","namespace":"app"}}`},
-		wantID: placementv1beta1.EnvelopeIdentifier{Name: "env", Namespace: "app", Type: placementv1beta1.ConfigMapEnvelopeType},
 	}, {
 		name: "a ClusterResourceEnvelope refuses namespaced objects",
 		raw: `{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ClusterResourceEnvelope","metadata":{"name":"hooks"},"data":{
@@ -50,19 +48,19 @@ func TestOpen(t *testing.T) {
 			"cm":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"other"}}}}`,
 		wantErr: `ResourceEnvelope app/e, entry "cm": ConfigMap c is in namespace other`,
 	}, {
-		name: "a ConfigMap envelope entry that is no object",
-		raw: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"env","namespace":"app","annotations":{"kubernetes-fleet.io/envelope-configmap":"true"}},"data":{
-			"bad.yaml":"- just\n- a list\n"}}`,
-		wantErr: `ConfigMap app/env, entry "bad.yaml": not a single Kubernetes object`,
+		name: "an entry that is no object",
+		raw: `{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ResourceEnvelope","metadata":{"name":"env","namespace":"app"},"data":{
+			"bad.yaml":["just","a list"]}}`,
+		wantErr: `ResourceEnvelope app/env, entry "bad.yaml": not a single Kubernetes object`,
 	}, {
 		name: "an entry without a kind",
-		raw: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"env","namespace":"app","annotations":{"kubernetes-fleet.io/envelope-configmap":"true"}},"data":{
-			"x":"apiVersion: v1\nmetadata:\n  name: r\n"}}`,
+		raw: `{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ResourceEnvelope","metadata":{"name":"env","namespace":"app"},"data":{
+			"x":{"apiVersion":"v1","metadata":{"name":"r"}}}}`,
 		wantErr: `entry "x": apiVersion, kind and metadata.name are required`,
 	}, {
-		name:    "an empty ConfigMap envelope",
-		raw:     `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"env","namespace":"app","annotations":{"kubernetes-fleet.io/envelope-configmap":"true"}}}`,
-		wantErr: `ConfigMap app/env carries no object`,
+		name:    "an empty envelope",
+		raw:     `{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ResourceEnvelope","metadata":{"name":"env","namespace":"app"}}`,
+		wantErr: `ResourceEnvelope app/env carries no object`,
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -138,7 +139,8 @@ var _ = Describe("ReportDiff", func() {
 			}
 			g.Expect(diffs).To(HaveKeyWithValue("ConfigMap config", []placementv1beta1.PatchDetail{{Path: "/data/v", ValueInMember: "member", ValueInHub: "hub"}}))
 			g.Expect(diffs).To(HaveKeyWithValue("Secret creds", []placementv1beta1.PatchDetail{{Path: "/data/password", ValueInMember: "(redacted)", ValueInHub: "(redacted)"}}))
-			g.Expect(diffs).To(HaveKey("ConfigMap missing"))
+			// KubeFleet's exact value for an object the member lacks.
+			g.Expect(diffs).To(HaveKeyWithValue("ConfigMap missing", []placementv1beta1.PatchDetail{{Path: "/", ValueInHub: "(the whole object)"}}))
 			for _, secret := range []string{"hub-secret", "member-secret"} {
 				g.Expect(fmt.Sprintf("%+v", st)).NotTo(ContainSubstring(base64.StdEncoding.EncodeToString([]byte(secret))), "no Secret value reaches the status")
 			}
@@ -302,6 +304,60 @@ var _ = Describe("Server-side apply of a drifted field another manager took", fu
 			cm := &corev1.ConfigMap{}
 			g.Expect(memberClient("member-4").Get(framework.Ctx(), key, cm)).To(Succeed())
 			g.Expect(cm.Data).To(HaveKeyWithValue("team", t.Path), "taken back")
+		}).Should(Succeed())
+	})
+})
+
+var _ = Describe("A namespace on a member that is not taken over", func() {
+	It("fails alone in the fleet's workspace, whose objects in it are applied as in KubeFleet; for a team each object in it fails too, saying why", func() {
+		By("a placement of the fleet's workspace: only the namespace fails")
+		p := platform()
+		ns := framework.UniqueName("legacy")
+		existing := framework.Namespace(ns)
+		preexisting("member-3", existing)
+		uid := uidsOn(Default, "member-3", existing)[fmt.Sprintf("%T %s/%s", existing, "", ns)]
+		p.Create(framework.Ctx(), framework.Namespace(ns), framework.ConfigMap(ns, "config", map[string]string{"v": "hub"}))
+		DeferCleanup(func() {
+			Expect(client.IgnoreNotFound(p.Client.Delete(framework.Ctx(), framework.Namespace(ns)))).To(Succeed())
+		})
+		name := framework.UniqueName("not-taken")
+		crp := newCRP(name, pickFixed("member-3"), namespaceSelector(ns))
+		crp.Spec.Strategy.ApplyStrategy = &placementv1beta1.ApplyStrategy{WhenToTakeOver: placementv1beta1.WhenToTakeOverTypeNever}
+		p.place(crp)
+		Eventually(func(g Gomega) {
+			failed := clusterStatus(g, p.getCRP(g, name), "member-3").FailedPlacements
+			g.Expect(failed).To(HaveLen(1), "%+v", failed)
+			g.Expect(failed[0].Kind).To(Equal("Namespace"))
+			g.Expect(failed[0].Condition.Reason).To(Equal(placementv1beta1.ApplyResultNotTakenOver))
+			cm := &corev1.ConfigMap{}
+			g.Expect(memberClient("member-3").Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "config"}, cm)).To(Succeed())
+			g.Expect(cm.Data).To(Equal(map[string]string{"v": "hub"}))
+			expectUntouched(g, "member-3", existing, uid)
+		}).Should(Succeed())
+
+		By("a team's placement: the ConfigMap in the namespace fails too, naming the namespace")
+		t := newTeam("not-taken")
+		teamNS := framework.UniqueName("legacy")
+		preexisting("member-3", framework.Namespace(teamNS))
+		grant := &tenancyv1alpha1.ClusterGrant{
+			ObjectMeta: metav1.ObjectMeta{Name: framework.UniqueName("not-taken")},
+			Spec: tenancyv1alpha1.ClusterGrantSpec{Workspaces: []string{t.Path},
+				ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "canary"}}},
+		}
+		Expect(fleetClient().Create(framework.Ctx(), grant)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(fleetClient().Delete(framework.Ctx(), grant))).To(Succeed()) })
+		t.Create(framework.Ctx(), framework.Namespace(teamNS), framework.ConfigMap(teamNS, "config", map[string]string{"v": "hub"}))
+		t.place(newCRP("not-taken", pickFixed("member-3"), namespaceSelector(teamNS)))
+		Eventually(func(g Gomega) {
+			failed := map[string]placementv1beta1.FailedResourcePlacement{}
+			for _, f := range clusterStatus(g, t.getCRP(g, "not-taken"), "member-3").FailedPlacements {
+				failed[f.Kind] = f
+			}
+			g.Expect(failed).To(HaveKey("Namespace"))
+			g.Expect(failed).To(HaveKey("ConfigMap"))
+			g.Expect(failed["ConfigMap"].Condition.Message).To(ContainSubstring("namespace " + teamNS))
+			err := memberClient("member-3").Get(framework.Ctx(), client.ObjectKey{Namespace: teamNS, Name: "config"}, &corev1.ConfigMap{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "nothing of the team is written into the namespace: %v", err)
 		}).Should(Succeed())
 	})
 })

@@ -54,6 +54,10 @@ var _ = Describe("kubectl fleet", func() {
 			out, _ := runFleet(hub.KubeconfigPath(), 0, append(cmd, "--help")...)
 			Expect(out).To(ContainSubstring("Examples:"), "kubectl fleet %s --help", strings.Join(cmd, " "))
 		}
+		// kubectl runs the plugin as kubectl fleet; its usage says so.
+		out, err := exec.Command(filepath.Join(localfleet.BinDir(), "kubectl-fleet"), "--help").Output()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(out)).To(ContainSubstring("Usage:\n  kubectl fleet [command]"))
 	})
 
 	It("ws moves a kubeconfig between workspaces, creates and lists them (also as kubectl-ws)", func() {
@@ -136,8 +140,8 @@ var _ = Describe("kubectl fleet", func() {
 			g.Expect(out).To(MatchRegexp(`member-4\s+-\s+-\s+-\s+0\s+0\s+0\s+no: cluster does not match`))
 		}).Should(Succeed())
 
-		By("approve, as the team, lets the prod stage go")
-		out, _ := runFleet(kubeconfig, 0, "approve", "clusterapprovalrequest", "run-after-canary")
+		By("approve, as the team and in KubeFleet's form, lets the prod stage go")
+		out, _ := runFleet(kubeconfig, 0, "approve", "careq", "--hub-cluster-context", "workspace", "--name", "run-after-canary")
 		Expect(out).To(ContainSubstring("update run run goes on past stage canary"))
 		Eventually(func(g Gomega) {
 			g.Expect(colors(g, ns)).To(Equal(map[string]string{"member-1": "blue", "member-2": "blue", "member-3": "blue"}))
@@ -161,8 +165,8 @@ var _ = Describe("kubectl fleet drain", Serial, func() {
 			Spec: placementv1beta1.PlacementDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(2))}})
 		DeferCleanup(func() { runFleet(hub.KubeconfigPath(), 0, "uncordon", "member-1") })
 
-		By("the budget blocks the eviction; drain keeps trying and says so")
-		drain := kubectlFleet(hub.KubeconfigPath(), "drain", "member-1", "--timeout", "2m", "--retry-interval", "1s")
+		By("the budget blocks the eviction; drain (in KubeFleet's form) keeps trying and says so")
+		drain := kubectlFleet(hub.KubeconfigPath(), "draincluster", "--hub-cluster-context", "root", "--cluster-name", "member-1", "--timeout", "2m", "--retry-interval", "1s")
 		Eventually(drain.Err, time.Minute).Should(gbytes.Say(`member cluster member-1 cordoned`))
 		Eventually(drain.Err, time.Minute).Should(gbytes.Say(`evicting ClusterResourcePlacement app in ` + t.Path))
 		Eventually(drain.Err, time.Minute).Should(gbytes.Say(`blocked: Eviction is blocked by specified ClusterResourcePlacementDisruptionBudget, availablePlacements: 2, totalPlacements: 2`))
@@ -182,8 +186,8 @@ var _ = Describe("kubectl fleet drain", Serial, func() {
 			configMapOn(g, "member-2", ns, "settings")
 		}).Should(Succeed())
 
-		By("uncordon lets the placement back")
-		out, _ := runFleet(hub.KubeconfigPath(), 0, "uncordon", "member-1")
+		By("uncordon (in KubeFleet's form) lets the placement back")
+		out, _ := runFleet(hub.KubeconfigPath(), 0, "uncordoncluster", "--hub-cluster-context", "root", "--cluster-name", "member-1")
 		Expect(out).To(ContainSubstring("member cluster member-1 uncordoned"))
 		Eventually(func(g Gomega) {
 			g.Expect(keys(t.activeBindings(g, "app"))).To(ConsistOf("member-1", "member-2"))

@@ -103,6 +103,7 @@ var _ = Describe("Envelopes", func() {
 			ObjectMeta: metav1.ObjectMeta{Name: "reader", Labels: map[string]string{"app": "demo"}},
 			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}},
 		}
+		// KubeFleet's former envelope is an ordinary ConfigMap, as in KubeFleet.
 		quota := "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: pods\nspec:\n  hard:\n    pods: \"10\"\n"
 		configMapEnvelope := framework.ConfigMap(ns, "quota-envelope", map[string]string{"quota.yaml": quota})
 		configMapEnvelope.Annotations = map[string]string{placementv1beta1.EnvelopeConfigMapAnnotation: "true"}
@@ -122,12 +123,14 @@ var _ = Describe("Envelopes", func() {
 			got := &rbacv1.Role{}
 			g.Expect(memberClient("member-3").Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "reader"}, got)).To(Succeed())
 			g.Expect(got.Labels).To(HaveKeyWithValue("cluster", "member-3"))
-			q := &corev1.ResourceQuota{}
-			g.Expect(memberClient("member-3").Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "pods"}, q)).To(Succeed())
-			g.Expect(q.Spec.Hard.Pods().String()).To(Equal("10"))
-			// The envelopes themselves are not placed.
-			err := memberClient("member-3").Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "quota-envelope"}, &corev1.ConfigMap{})
-			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the ConfigMap envelope itself is not placed: %v", err)
+			// The annotated ConfigMap is placed as it is, and nothing in it
+			// is opened.
+			cm := &corev1.ConfigMap{}
+			g.Expect(memberClient("member-3").Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "quota-envelope"}, cm)).To(Succeed())
+			g.Expect(cm.Data).To(Equal(map[string]string{"quota.yaml": quota}))
+			g.Expect(cm.Annotations).To(HaveKeyWithValue(placementv1beta1.EnvelopeConfigMapAnnotation, "true"))
+			err := memberClient("member-3").Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "pods"}, &corev1.ResourceQuota{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the annotated ConfigMap's content is not placed: %v", err)
 		}).Should(Succeed())
 		err := t.Client.Get(framework.Ctx(), client.ObjectKey{Namespace: ns, Name: "reader"}, &rbacv1.Role{})
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the Role must not exist in the team's workspace: %v", err)
