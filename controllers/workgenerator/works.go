@@ -166,7 +166,8 @@ func gains(existing, want *placementv1beta1.Work) bool {
 
 // placedOnce fails when two manifests of the binding's Works are the same
 // object (selected directly and in an envelope, or twice in envelopes):
-// the member could apply only one of them.
+// the member could apply only one of them. A manifest without a name
+// (generateName alone) is no object yet: the member reports it.
 func placedOnce(works []*placementv1beta1.Work) error {
 	from := map[placementv1beta1.ResourceIdentifier]string{}
 	for _, w := range works {
@@ -178,6 +179,9 @@ func placedOnce(works []*placementv1beta1.Work) error {
 			id, err := overrides.Identify(m.Raw)
 			if err != nil {
 				return err
+			}
+			if id.Name == "" {
+				continue
 			}
 			id.Version = ""
 			if first, dup := from[id]; dup {

@@ -353,6 +353,8 @@ func TestPlacedOnce(t *testing.T) {
 		w.Spec.Workload.Manifests = manifests
 		return w
 	}
+	generated := placementv1beta1.Manifest{RawExtension: runtime.RawExtension{Raw: []byte(
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":"job-","namespace":"app"}}`)}}
 	tests := []struct {
 		name  string
 		works []*placementv1beta1.Work
@@ -363,6 +365,7 @@ func TestPlacedOnce(t *testing.T) {
 			"ConfigMap app/a is placed twice, by the resource selectors and by ResourceEnvelope app/env"},
 		{"twice in one envelope", []*placementv1beta1.Work{work("env", cm("a", "1"), cm("a", "2"))},
 			"ConfigMap app/a is placed twice, by ResourceEnvelope app/env and by ResourceEnvelope app/env"},
+		{"two with generateName alone: the member reports each", []*placementv1beta1.Work{work("env", generated, generated)}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

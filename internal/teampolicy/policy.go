@@ -149,5 +149,9 @@ var clusterScopedKinds = map[schema.GroupKind]bool{
 // scope of an object: a built-in cluster-scoped kind, or one that names no
 // namespace. The syncer asks its member.
 func ClusterScoped(gk schema.GroupKind, namespace string) bool {
-	return clusterScopedKinds[gk] || namespace == ""
+	return BuiltinClusterScoped(gk) || namespace == ""
 }
+
+// BuiltinClusterScoped tells whether gk is a built-in cluster-scoped kind
+// of Kubernetes.
+func BuiltinClusterScoped(gk schema.GroupKind) bool { return clusterScopedKinds[gk] }

@@ -50,6 +50,9 @@ type applier struct {
 	appliedWork metav1.OwnerReference
 	owner       owner
 	strategy    placementv1beta1.ApplyStrategy
+	// namespacedEnvelope names the ResourceEnvelope the Work carries, if
+	// any: its objects are namespaced ones only.
+	namespacedEnvelope string
 
 	// The manifests of a wave are applied concurrently; mu guards the maps.
 	mu sync.Mutex
@@ -82,6 +85,13 @@ func (a *applier) apply(ctx context.Context, m *manifest) {
 	m.id.Resource = mapping.Resource.Resource
 	clusterScoped := mapping.Scope.Name() == meta.RESTScopeNameRoot
 	m.clusterScoped = clusterScoped
+	if clusterScoped && a.namespacedEnvelope != "" {
+		// The hub refuses the built-in cluster-scoped kinds; the member
+		// alone knows the scope of the others.
+		m.fail(placementv1beta1.ApplyResultFailedToApply, fmt.Sprintf("%s is cluster-scoped on this member cluster: %s carries namespaced objects only; put it in a ClusterResourceEnvelope",
+			describe(m.obj), a.namespacedEnvelope))
+		return
+	}
 	if clusterScoped {
 		m.obj.SetNamespace("")
 		m.id.Namespace = ""

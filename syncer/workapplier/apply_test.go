@@ -133,3 +133,35 @@ func applyAsTheAPIServer(ctx context.Context, c client.WithWatch, obj client.Obj
 	obj.SetResourceVersion(live.GetResourceVersion())
 	return c.Update(ctx, obj)
 }
+
+// A kind the hub cannot tell the scope of reaches the member in a
+// ResourceEnvelope's Work; cluster-scoped there, it is refused, not
+// applied without its namespace.
+func TestNamespacedEnvelopeCarriesNoClusterScopedObject(t *testing.T) {
+	mapper := meta.NewDefaultRESTMapper(nil)
+	widget := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}
+	mapper.Add(widget, meta.RESTScopeRoot)
+	member := fake.NewClientBuilder().WithRESTMapper(mapper).Build()
+	work := &placementv1beta1.Work{ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{
+		placementv1beta1.WorkspaceLabel: "fleet", placementv1beta1.PlacementTrackingLabel: "p",
+		placementv1beta1.EnvelopeTypeLabel: string(placementv1beta1.ResourceEnvelopeType), placementv1beta1.EnvelopeNamespaceLabel: "app", placementv1beta1.EnvelopeNameLabel: "widgets"}}}
+	a := &applier{member: member, reader: (&Reconciler{Member: &memberWithCache{cache: member, api: member}}).reader(), owner: ownerOf(work),
+		strategy: strategyOf(work), namespacedEnvelope: namespacedEnvelope(work)}
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(widget)
+	obj.SetNamespace("app")
+	obj.SetName("w")
+	m := &manifest{obj: obj, hash: "h1"}
+	a.startWave()
+	a.apply(context.Background(), m)
+
+	if m.applied.ok || m.applied.reason != placementv1beta1.ApplyResultFailedToApply ||
+		!strings.Contains(m.applied.message, "cluster-scoped on this member cluster: ResourceEnvelope app/widgets carries namespaced objects only") {
+		t.Fatalf("outcome = %+v, want a refusal naming the envelope", m.applied)
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(widget.GroupVersion().WithKind("WidgetList"))
+	if err := member.List(context.Background(), list); err != nil || len(list.Items) != 0 {
+		t.Errorf("on the member: %v (%v), want nothing", list.Items, err)
+	}
+}

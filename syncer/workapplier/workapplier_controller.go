@@ -224,7 +224,8 @@ func (r *Reconciler) apply(ctx context.Context, work *placementv1beta1.Work, man
 		return err
 	}
 	o := ownerOf(work)
-	a := &applier{member: r.Member.GetClient(), reader: r.reader(), appliedWork: ownerRef(aw), owner: o, strategy: strategyOf(work)}
+	a := &applier{member: r.Member.GetClient(), reader: r.reader(), appliedWork: ownerRef(aw), owner: o, strategy: strategyOf(work),
+		namespacedEnvelope: namespacedEnvelope(work)}
 	for _, wave := range inWaves(manifests) {
 		if err := r.applyWave(ctx, a, wave); err != nil {
 			return err
@@ -310,6 +311,15 @@ func (r *Reconciler) joined(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	return err == nil && imc.Spec.State == clusterv1beta1.ClusterStateJoin, err
+}
+
+// namespacedEnvelope names the ResourceEnvelope whose objects the Work
+// carries (the hub labels such a Work), or is empty.
+func namespacedEnvelope(work *placementv1beta1.Work) string {
+	if work.Labels[placementv1beta1.EnvelopeTypeLabel] != string(placementv1beta1.ResourceEnvelopeType) {
+		return ""
+	}
+	return fmt.Sprintf("ResourceEnvelope %s/%s", work.Labels[placementv1beta1.EnvelopeNamespaceLabel], work.Labels[placementv1beta1.EnvelopeNameLabel])
 }
 
 func strategyOf(work *placementv1beta1.Work) placementv1beta1.ApplyStrategy {

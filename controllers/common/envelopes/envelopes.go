@@ -19,6 +19,7 @@ import (
 
 	placementv1beta1 "github.com/fleetplane/fleetplane/apis/placement/v1beta1"
 	"github.com/fleetplane/fleetplane/internal/manifests"
+	"github.com/fleetplane/fleetplane/internal/teampolicy"
 )
 
 // Envelope is an opened envelope.
@@ -113,10 +114,15 @@ func entry(id placementv1beta1.EnvelopeIdentifier, raw []byte) ([]byte, error) {
 	}
 	kind, name, namespace := u.GetKind(), u.GetName(), u.GetNamespace()
 	switch {
-	case u.GetAPIVersion() == "" || kind == "" || name == "":
+	case u.GetAPIVersion() == "" || kind == "" || (name == "" && u.GetGenerateName() == ""):
+		// An object with generateName alone goes on to the members, whose
+		// syncers report it FoundGenerateName and place the rest, as in
+		// KubeFleet.
 		return nil, fmt.Errorf("apiVersion, kind and metadata.name are required")
 	case kind == string(placementv1beta1.ClusterResourceEnvelopeType) || kind == string(placementv1beta1.ResourceEnvelopeType):
 		return nil, fmt.Errorf("envelopes cannot carry envelopes")
+	case id.Type == placementv1beta1.ResourceEnvelopeType && teampolicy.BuiltinClusterScoped(u.GroupVersionKind().GroupKind()):
+		return nil, fmt.Errorf("%s %s is cluster-scoped: a ResourceEnvelope carries namespaced objects only; put it in a ClusterResourceEnvelope", kind, name)
 	case id.Type == placementv1beta1.ClusterResourceEnvelopeType && namespace != "":
 		return nil, fmt.Errorf("%s %s is namespaced (namespace %s): a ClusterResourceEnvelope carries cluster-scoped objects only; put it in a ResourceEnvelope in namespace %s",
 			kind, name, namespace, namespace)

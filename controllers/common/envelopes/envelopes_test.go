@@ -43,6 +43,11 @@ func TestOpen(t *testing.T) {
 			"cm":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"app"}}}}`,
 		wantErr: `ClusterResourceEnvelope hooks, entry "cm": ConfigMap c is namespaced (namespace app): a ClusterResourceEnvelope carries cluster-scoped objects only`,
 	}, {
+		name: "a ResourceEnvelope refuses cluster-scoped objects",
+		raw: `{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ResourceEnvelope","metadata":{"name":"e","namespace":"app"},"data":{
+			"role.yaml":{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"reader"}}}}`,
+		wantErr: `ResourceEnvelope app/e, entry "role.yaml": ClusterRole reader is cluster-scoped: a ResourceEnvelope carries namespaced objects only; put it in a ClusterResourceEnvelope`,
+	}, {
 		name: "a ResourceEnvelope refuses other namespaces",
 		raw: `{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ResourceEnvelope","metadata":{"name":"e","namespace":"app"},"data":{
 			"cm":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"other"}}}}`,
@@ -52,6 +57,12 @@ func TestOpen(t *testing.T) {
 		raw: `{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ResourceEnvelope","metadata":{"name":"env","namespace":"app"},"data":{
 			"bad.yaml":["just","a list"]}}`,
 		wantErr: `ResourceEnvelope app/env, entry "bad.yaml": not a single Kubernetes object`,
+	}, {
+		name: "an entry with generateName and no name goes on, for its member to report",
+		raw: `{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ResourceEnvelope","metadata":{"name":"env","namespace":"app"},"data":{
+			"job":{"apiVersion":"batch/v1","kind":"Job","metadata":{"generateName":"migrate-"}}}}`,
+		want:   []string{`{"apiVersion":"batch/v1","kind":"Job","metadata":{"generateName":"migrate-","namespace":"app"}}`},
+		wantID: placementv1beta1.EnvelopeIdentifier{Name: "env", Namespace: "app", Type: placementv1beta1.ResourceEnvelopeType},
 	}, {
 		name: "an entry without a kind",
 		raw: `{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ResourceEnvelope","metadata":{"name":"env","namespace":"app"},"data":{

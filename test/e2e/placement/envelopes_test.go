@@ -150,3 +150,67 @@ var _ = Describe("Envelopes", func() {
 		}).Should(Succeed())
 	})
 })
+
+var _ = Describe("An enveloped object with generateName and no name", func() {
+	It("is reported by each member as FoundGenerateName, naming its envelope, and the placement's other objects are applied, as in KubeFleet", func() {
+		t := newTeam("generate")
+		ns := framework.UniqueName("app")
+		generated := framework.ConfigMap(ns, "", map[string]string{"k": "v"})
+		generated.GenerateName = "gen-"
+		t.Create(framework.Ctx(), framework.Namespace(ns), framework.ConfigMap(ns, "settings", map[string]string{"color": "blue"}),
+			&placementv1beta1.ResourceEnvelope{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "jobs"},
+				Data: map[string]placementv1beta1.EnvelopedObject{"generated.yaml": enveloped(generated), "named.yaml": enveloped(framework.ConfigMap(ns, "named", nil))}})
+		t.place(newCRP("app", pickFixed("member-3"), namespaceSelector(ns)))
+
+		Eventually(func(g Gomega) {
+			crp := t.getCRP(g, "app")
+			st := crp.Status
+			pcs := clusterStatus(g, crp, "member-3")
+			synced := framework.Condition(pcs.Conditions, string(placementv1beta1.PerClusterWorkSynchronizedConditionType))
+			g.Expect(synced.Status).To(Equal(metav1.ConditionTrue), "%+v%s", synced, describeClusters(&st))
+			g.Expect(pcs.FailedPlacements).To(HaveLen(1), "%+v", pcs.FailedPlacements)
+			failed := pcs.FailedPlacements[0]
+			g.Expect(failed.ResourceIdentifier).To(Equal(placementv1beta1.ResourceIdentifier{Version: "v1", Kind: "ConfigMap", Namespace: ns,
+				Envelope: &placementv1beta1.EnvelopeIdentifier{Name: "jobs", Namespace: ns, Type: placementv1beta1.ResourceEnvelopeType}}))
+			g.Expect(failed.Condition.Reason).To(Equal(placementv1beta1.ApplyResultFoundGenerateName))
+			configMapOn(g, "member-3", ns, "settings")
+			configMapOn(g, "member-3", ns, "named")
+		}).Should(Succeed())
+	})
+})
+
+var _ = Describe("A ResourceEnvelope carrying a cluster-scoped object", func() {
+	It("is not synchronized in the fleet's workspace either, naming the envelope and its entry, and nothing of the placement is applied, as in KubeFleet", func() {
+		p := platform()
+		ns := framework.UniqueName("app")
+		role := &rbacv1.ClusterRole{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+			ObjectMeta: metav1.ObjectMeta{Name: ns + "-reader"},
+			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}},
+		}
+		p.Create(framework.Ctx(), framework.Namespace(ns), framework.ConfigMap(ns, "settings", nil),
+			&placementv1beta1.ResourceEnvelope{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rbac"},
+				Data: map[string]placementv1beta1.EnvelopedObject{"role.yaml": enveloped(role)}})
+		DeferCleanup(func() {
+			Expect(client.IgnoreNotFound(p.Client.Delete(framework.Ctx(), framework.Namespace(ns)))).To(Succeed())
+		})
+		name := framework.UniqueName("rbac")
+		p.place(newCRP(name, pickFixed("member-1", "member-2"), namespaceSelector(ns)))
+
+		want := fmt.Sprintf(`ResourceEnvelope %s/rbac, entry "role.yaml": ClusterRole %s is cluster-scoped: a ResourceEnvelope carries namespaced objects only`, ns, role.Name)
+		Eventually(func(g Gomega) {
+			st := p.getCRP(g, name).Status
+			g.Expect(framework.Condition(st.Conditions, string(placementv1beta1.ClusterResourcePlacementWorkSynchronizedConditionType)).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(st.PerClusterPlacementStatuses).To(HaveLen(2))
+			for _, pcs := range st.PerClusterPlacementStatuses {
+				synced := framework.Condition(pcs.Conditions, string(placementv1beta1.PerClusterWorkSynchronizedConditionType))
+				g.Expect(synced.Status).To(Equal(metav1.ConditionFalse), "%s: %+v", pcs.ClusterName, synced)
+				g.Expect(synced.Message).To(ContainSubstring(want))
+			}
+		}).Should(Succeed())
+		Consistently(func(g Gomega) {
+			expectOnlyOn(g, framework.Namespace(ns))
+			expectOnlyOn(g, role)
+		}, "3s", "500ms").Should(Succeed())
+	})
+})

@@ -78,7 +78,7 @@ var _ = Describe("Tenant isolation on what reaches the member", func() {
 			object placementv1beta1.EnvelopedObject
 			want   string
 		}{
-			"env-ns": {"ns.yaml", enveloped(privilegedNS), "namespace " + reserved + " is reserved on member clusters"},
+			"env-ns": {"ns.yaml", enveloped(privilegedNS), "Namespace " + reserved + " is cluster-scoped: a ResourceEnvelope carries namespaced objects only"},
 			"env-role": {"role.yaml", placementv1beta1.EnvelopedObject{RawExtension: rawJSON(
 				`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"` + ns + `-admin"},"rules":[{"apiGroups":["*"],"resources":["*"],"verbs":["*"]}]}`)},
 				"ClusterRole " + ns + "-admin is cluster-scoped"},
