@@ -61,6 +61,9 @@ func bindingStatus(b placementv1beta1.BindingObj, works []placementv1beta1.Work,
 		// Nothing is applied: the report is the outcome.
 		remove(placementv1beta1.ResourceBindingApplied, placementv1beta1.ResourceBindingAvailable)
 		reported := summarize(works, placementv1beta1.WorkConditionTypeDiffReported)
+		// Each object not compared, with why (not taken over, say); the
+		// conditions carry no value of the member's.
+		st.FailedPlacements = unreportedDiffs(works)
 		switch {
 		case reported.failed != "":
 			set(placementv1beta1.ResourceBindingDiffReported, metav1.ConditionFalse, placementv1beta1.WorkNotDiffReportedReason, fmt.Sprintf("Work object %s has not reported its differences", reported.failed))
@@ -154,11 +157,27 @@ func manifestReport[T any](list []placementv1beta1.Work, entry func(placementv1b
 // failedPlacements lists manifests that failed to apply or are applied but
 // not available, with the condition that says why.
 func failedPlacements(works []placementv1beta1.Work) []placementv1beta1.FailedResourcePlacement {
-	return manifestReport(works, func(id placementv1beta1.ResourceIdentifier, mc placementv1beta1.ManifestCondition) (placementv1beta1.FailedResourcePlacement, bool) {
-		c := meta.FindStatusCondition(mc.Conditions, placementv1beta1.WorkConditionTypeApplied)
+	return failedOn(works, func(conds []metav1.Condition) *metav1.Condition {
+		c := meta.FindStatusCondition(conds, placementv1beta1.WorkConditionTypeApplied)
 		if c == nil || c.Status == metav1.ConditionTrue {
-			c = meta.FindStatusCondition(mc.Conditions, placementv1beta1.WorkConditionTypeAvailable)
+			c = meta.FindStatusCondition(conds, placementv1beta1.WorkConditionTypeAvailable)
 		}
+		return c
+	})
+}
+
+// unreportedDiffs lists, for ReportDiff, the manifests whose differences
+// were not reported, with the condition that says why.
+func unreportedDiffs(works []placementv1beta1.Work) []placementv1beta1.FailedResourcePlacement {
+	return failedOn(works, func(conds []metav1.Condition) *metav1.Condition {
+		return meta.FindStatusCondition(conds, placementv1beta1.WorkConditionTypeDiffReported)
+	})
+}
+
+// failedOn lists the manifests whose condition, as pick finds it, is False.
+func failedOn(works []placementv1beta1.Work, pick func([]metav1.Condition) *metav1.Condition) []placementv1beta1.FailedResourcePlacement {
+	return manifestReport(works, func(id placementv1beta1.ResourceIdentifier, mc placementv1beta1.ManifestCondition) (placementv1beta1.FailedResourcePlacement, bool) {
+		c := pick(mc.Conditions)
 		if c == nil || c.Status != metav1.ConditionFalse {
 			return placementv1beta1.FailedResourcePlacement{}, false
 		}

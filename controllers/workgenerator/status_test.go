@@ -51,3 +51,35 @@ func TestBindingStatusReportsRolloutStarted(t *testing.T) {
 		})
 	}
 }
+
+// A ReportDiff binding whose Work could not compare some objects lists
+// each of them with the member's reason, and no value of the member's.
+func TestReportDiffListsTheObjectsNotCompared(t *testing.T) {
+	b := binding("")
+	b.SetGeneration(1)
+	spec := b.GetBindingSpec()
+	spec.State = placementv1beta1.BindingStateBound
+	spec.ApplyStrategy = &placementv1beta1.ApplyStrategy{Type: placementv1beta1.ApplyStrategyTypeReportDiff}
+	b.SetBindingSpec(*spec)
+	notTaken := metav1.Condition{Type: placementv1beta1.WorkConditionTypeDiffReported, Status: metav1.ConditionFalse,
+		Reason: placementv1beta1.ApplyResultNotTakenOver, Message: "namespace app already exists on this member cluster"}
+	compared := metav1.Condition{Type: placementv1beta1.WorkConditionTypeDiffReported, Status: metav1.ConditionTrue, Reason: placementv1beta1.DiffResultNoDiffFound}
+	work := placementv1beta1.Work{ObjectMeta: metav1.ObjectMeta{Name: "w", Generation: 1}}
+	work.Status.Conditions = []metav1.Condition{{Type: placementv1beta1.WorkConditionTypeDiffReported, Status: metav1.ConditionFalse, ObservedGeneration: 1,
+		Reason: placementv1beta1.WorkNotAllManifestsDiffReportedReason}}
+	work.Status.ManifestConditions = []placementv1beta1.ManifestCondition{
+		{Identifier: placementv1beta1.WorkResourceIdentifier{Ordinal: 0, Version: "v1", Kind: "Namespace", Name: "app"}, Conditions: []metav1.Condition{notTaken}},
+		{Identifier: placementv1beta1.WorkResourceIdentifier{Ordinal: 1, Version: "v1", Kind: "ConfigMap", Namespace: "app", Name: "c"}, Conditions: []metav1.Condition{compared}},
+	}
+
+	st := bindingStatus(b, []placementv1beta1.Work{work}, nil)
+	if c := meta.FindStatusCondition(st.Conditions, string(placementv1beta1.ResourceBindingDiffReported)); c == nil || c.Status != metav1.ConditionFalse {
+		t.Fatalf("DiffReported = %+v, want False", c)
+	}
+	if len(st.FailedPlacements) != 1 || st.FailedPlacements[0].Kind != "Namespace" || st.FailedPlacements[0].Condition != notTaken {
+		t.Fatalf("failed placements = %+v, want the Namespace with the member's condition", st.FailedPlacements)
+	}
+	if len(st.DiffedPlacements) != 0 {
+		t.Errorf("diffed placements = %+v, want none", st.DiffedPlacements)
+	}
+}

@@ -361,3 +361,58 @@ var _ = Describe("A namespace on a member that is not taken over", func() {
 		}).Should(Succeed())
 	})
 })
+
+var _ = Describe("ReportDiff where the namespace on a member is not the placement's", func() {
+	It("for a team lists each object not compared, with the member's reason and none of its values; in the fleet's workspace reports the diff itself, as KubeFleet does", func() {
+		By("a team's placement: the reasons, per object")
+		t := newTeam("report-owned")
+		ns := framework.UniqueName("legacy")
+		preexisting("member-3", framework.Namespace(ns), framework.ConfigMap(ns, "config", map[string]string{"v": "member-only-value"}))
+		t.Create(framework.Ctx(), framework.Namespace(ns), framework.ConfigMap(ns, "config", map[string]string{"v": "hub"}))
+		crp := newCRP("report", pickFixed("member-3"), namespaceSelector(ns))
+		crp.Spec.Strategy.ApplyStrategy = &placementv1beta1.ApplyStrategy{Type: placementv1beta1.ApplyStrategyTypeReportDiff}
+		t.place(crp)
+		Eventually(func(g Gomega) {
+			crp := t.getCRP(g, "report")
+			pcs := clusterStatus(g, crp, "member-3")
+			reported := framework.Condition(pcs.Conditions, string(placementv1beta1.PerClusterDiffReportedConditionType))
+			g.Expect(reported.Status).To(Equal(metav1.ConditionFalse), "%+v", reported)
+			failed := map[string]placementv1beta1.FailedResourcePlacement{}
+			for _, f := range pcs.FailedPlacements {
+				failed[f.Kind] = f
+			}
+			g.Expect(failed).To(HaveKey("Namespace"))
+			g.Expect(failed["Namespace"].Condition.Type).To(Equal(placementv1beta1.WorkConditionTypeDiffReported))
+			g.Expect(failed["Namespace"].Condition.Reason).To(Equal(placementv1beta1.ApplyResultNotTakenOver))
+			g.Expect(failed["Namespace"].Condition.Message).To(ContainSubstring("namespace " + ns + " already exists on this member cluster"))
+			g.Expect(failed).To(HaveKey("ConfigMap"))
+			g.Expect(failed["ConfigMap"].Condition.Message).To(ContainSubstring("namespace " + ns))
+			g.Expect(pcs.DiffedPlacements).To(BeEmpty())
+			g.Expect(fmt.Sprintf("%+v", crp.Status)).NotTo(ContainSubstring("member-only-value"), "no value of the member's reaches the team")
+		}).Should(Succeed())
+
+		By("a placement of the fleet's workspace: the diff")
+		p := platform()
+		fleetNS := framework.UniqueName("legacy")
+		preexisting("member-3", framework.Namespace(fleetNS), framework.ConfigMap(fleetNS, "config", map[string]string{"v": "member"}))
+		p.Create(framework.Ctx(), framework.Namespace(fleetNS), framework.ConfigMap(fleetNS, "config", map[string]string{"v": "hub"}))
+		DeferCleanup(func() {
+			Expect(client.IgnoreNotFound(p.Client.Delete(framework.Ctx(), framework.Namespace(fleetNS)))).To(Succeed())
+		})
+		name := framework.UniqueName("report")
+		fleetCRP := newCRP(name, pickFixed("member-3"), namespaceSelector(fleetNS))
+		fleetCRP.Spec.Strategy.ApplyStrategy = &placementv1beta1.ApplyStrategy{Type: placementv1beta1.ApplyStrategyTypeReportDiff}
+		p.place(fleetCRP)
+		Eventually(func(g Gomega) {
+			pcs := clusterStatus(g, p.getCRP(g, name), "member-3")
+			reported := framework.Condition(pcs.Conditions, string(placementv1beta1.PerClusterDiffReportedConditionType))
+			g.Expect(reported.Status).To(Equal(metav1.ConditionTrue), "%+v %+v", reported, pcs.FailedPlacements)
+			g.Expect(pcs.FailedPlacements).To(BeEmpty())
+			diffs := map[string][]placementv1beta1.PatchDetail{}
+			for _, d := range pcs.DiffedPlacements {
+				diffs[d.Kind+" "+d.Name] = d.ObservedDiffs
+			}
+			g.Expect(diffs).To(HaveKeyWithValue("ConfigMap config", []placementv1beta1.PatchDetail{{Path: "/data/v", ValueInMember: "member", ValueInHub: "hub"}}))
+		}).Should(Succeed())
+	})
+})
