@@ -25,6 +25,9 @@ type Detail struct {
 	Path     string
 	InMember string
 	InHub    string
+	// MemberOnly marks a field the member has and the hub's manifest does
+	// not set (full comparison): applying the manifest leaves it as it is.
+	MemberOnly bool
 }
 
 // comparedMetadata are the metadata fields a manifest may set; the rest of
@@ -45,12 +48,12 @@ func Compare(hub, member *unstructured.Unstructured, full bool) []Detail {
 			out = append(out, compareMetadata(hv, member.Object["metadata"], full)...)
 			continue
 		}
-		out = append(out, compare("/"+escape(key), hv, member.Object[key], full)...)
+		out = append(out, compare("/"+Escape(key), hv, member.Object[key], full)...)
 	}
 	if full {
 		for key, mv := range member.Object {
 			if _, ok := hub.Object[key]; !ok && key != "status" && key != "metadata" {
-				out = append(out, Detail{Path: "/" + escape(key), InMember: render(mv)})
+				out = append(out, Detail{Path: "/" + Escape(key), InMember: render(mv), MemberOnly: true})
 			}
 		}
 	}
@@ -100,15 +103,15 @@ func compare(path string, hub, member any, full bool) []Detail {
 				if hv == nil {
 					continue
 				}
-				out = append(out, Detail{Path: path + "/" + escape(k), InHub: render(hv)})
+				out = append(out, Detail{Path: path + "/" + Escape(k), InHub: render(hv)})
 				continue
 			}
-			out = append(out, compare(path+"/"+escape(k), hv, mv, full)...)
+			out = append(out, compare(path+"/"+Escape(k), hv, mv, full)...)
 		}
 		if full {
 			for k, mv := range m {
 				if _, ok := h[k]; !ok {
-					out = append(out, Detail{Path: path + "/" + escape(k), InMember: render(mv)})
+					out = append(out, Detail{Path: path + "/" + Escape(k), InMember: render(mv), MemberOnly: true})
 				}
 			}
 		}
@@ -172,8 +175,8 @@ func render(v any) string {
 	return fmt.Sprint(v)
 }
 
-// escape encodes a key for a JSON pointer (RFC 6901).
-func escape(s string) string {
+// Escape encodes a key for a JSON pointer (RFC 6901).
+func Escape(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 

@@ -13,7 +13,7 @@ func TestForReportHidesSecretValues(t *testing.T) {
 		"data": map[string]any{"password": "bWVtYmVy", "extra": "eA=="}, "type": "kubernetes.io/tls"}}
 	got := ForReport(hub, Compare(hub, member, true))
 	want := []Detail{
-		{Path: "/data/extra", InMember: redacted},
+		{Path: "/data/extra", InMember: redacted, MemberOnly: true},
 		{Path: "/data/password", InHub: redacted, InMember: redacted},
 		{Path: "/type", InHub: "Opaque", InMember: "kubernetes.io/tls"},
 	}
@@ -42,5 +42,25 @@ func TestCompareNormalizes(t *testing.T) {
 	}
 	if ds := Compare(hub, obj("1", float64(80), nil), false); len(ds) != 2 {
 		t.Errorf("a different quantity and a missing annotation: %+v", ds)
+	}
+}
+
+// A label added on the member is drift under full comparison only, marked
+// as the member's alone (applying the manifest does not remove it).
+func TestFullComparisonReportsMemberOnlyLabels(t *testing.T) {
+	hub := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "app"}}}
+	member := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "app",
+		"labels": map[string]any{"added-by": "hand", "kubernetes.io/metadata.name": "app"}, "uid": "u", "resourceVersion": "7"},
+		"spec": map[string]any{"finalizers": []any{"kubernetes"}}, "status": map[string]any{"phase": "Active"}}}
+	if ds := Compare(hub, member, false); len(ds) != 0 {
+		t.Errorf("partial comparison: %+v, want nothing", ds)
+	}
+	want := []Detail{
+		{Path: "/metadata/labels/added-by", InMember: "hand", MemberOnly: true},
+		{Path: "/spec", InMember: "map[finalizers:[kubernetes]]", MemberOnly: true},
+	}
+	got := Compare(hub, member, true)
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("full comparison: %+v, want %+v", got, want)
 	}
 }

@@ -137,7 +137,7 @@ func (a *applier) apply(ctx context.Context, m *manifest) {
 				m.fail(reason, msg)
 				return
 			}
-			if a.leave(m, live) {
+			if a.leave(ctx, m, live) {
 				return
 			}
 		}

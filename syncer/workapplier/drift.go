@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,16 +16,20 @@ import (
 // leave decides whether an existing object this placement may manage is
 // left as it is: it is up to date and has not drifted, or it drifted and
 // whenToApply is IfNotDrifted (reported). Otherwise it is written, which
-// reverts a drift.
-func (a *applier) leave(m *manifest, live *unstructured.Unstructured) bool {
-	drifts := a.drifts(live)
+// reverts a drift. Fields the member added that the manifest does not set
+// (full comparison) stay through a write: they are reported as drift of an
+// object that is applied, and alone they call for no write.
+func (a *applier) leave(ctx context.Context, m *manifest, live *unstructured.Unstructured) bool {
+	drifts := a.drifts(ctx, live)
+	kept := slices.DeleteFunc(slices.Clone(drifts), func(d diff.Detail) bool { return !d.MemberOnly })
+	m.drifts = diff.ForReport(live, kept)
 	switch {
-	case len(drifts) == 0 && a.upToDate(live, m.hash):
-		m.applied = applyOutcome{ok: true, reason: placementv1beta1.ApplyResultApplied, message: "the object is up to date"}
-		return true
 	case len(drifts) > 0 && a.strategy.WhenToApply == placementv1beta1.WhenToApplyTypeIfNotDrifted:
 		m.drifts = diff.ForReport(live, drifts)
 		m.fail(placementv1beta1.ApplyResultFoundDrifts, fmt.Sprintf("%s was changed on the member cluster at %s; whenToApply is IfNotDrifted, so the hub's version is not applied until the change is undone (or whenToApply is Always)", describe(live), paths(drifts)))
+		return true
+	case len(drifts) == len(kept) && a.upToDate(live, m.hash):
+		m.applied = applyOutcome{ok: true, reason: placementv1beta1.ApplyResultApplied, message: "the object is up to date"}
 		return true
 	}
 	return false
@@ -34,7 +39,7 @@ func (a *applier) leave(m *manifest, live *unstructured.Unstructured) bool {
 // applied to it (kept in the object's last-applied annotation): a difference
 // is a change made on the member. Objects written before the annotation was
 // kept, or whose manifest was too big for it, show no drift.
-func (a *applier) drifts(live *unstructured.Unstructured) []diff.Detail {
+func (a *applier) drifts(ctx context.Context, live *unstructured.Unstructured) []diff.Detail {
 	if !a.owner.manages(live) {
 		return nil
 	}
@@ -46,11 +51,18 @@ func (a *applier) drifts(live *unstructured.Unstructured) []diff.Detail {
 	if err := json.Unmarshal([]byte(last), &applied.Object); err != nil {
 		return nil
 	}
-	return a.compare(applied, live)
+	return a.compare(ctx, applied, live)
 }
 
-func (a *applier) compare(hub, live *unstructured.Unstructured) []diff.Detail {
-	return diff.Compare(hub, live, a.strategy.ComparisonOption == placementv1beta1.ComparisonOptionTypeFullComparison)
+// compare returns how live differs from hub; with full comparison, fields
+// only the member has count where someone set them on the member.
+func (a *applier) compare(ctx context.Context, hub, live *unstructured.Unstructured) []diff.Detail {
+	full := a.strategy.ComparisonOption == placementv1beta1.ComparisonOptionTypeFullComparison
+	ds := diff.Compare(hub, live, full)
+	if full && slices.ContainsFunc(ds, func(d diff.Detail) bool { return d.MemberOnly }) {
+		ds = a.setOnTheMember(ctx, live, ds)
+	}
+	return ds
 }
 
 // reportDiff compares the manifest with the member's object and writes
@@ -67,5 +79,5 @@ func (a *applier) reportDiff(ctx context.Context, m *manifest) {
 		m.diffs = []diff.Detail{{Path: "/", InHub: diff.WholeObject}}
 		return
 	}
-	m.diffs = diff.ForReport(live, a.compare(m.obj, live))
+	m.diffs = diff.ForReport(live, a.compare(ctx, m.obj, live))
 }

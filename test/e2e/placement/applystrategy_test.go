@@ -38,6 +38,44 @@ func failedReasons(g Gomega, p placementv1beta1.PlacementObj, cluster string) []
 }
 
 var _ = Describe("Drift on a member", func() {
+	It("with full comparison counts a label added on the member: reported with Always while the object stays applied, and holding the apply with IfNotDrifted", func() {
+		t := newTeam("full-drift")
+		ns, _ := t.appNamespace("full")
+		crp := newCRP("app", pickFixed("member-1"), namespaceSelector(ns))
+		crp.Spec.Strategy.ApplyStrategy = &placementv1beta1.ApplyStrategy{WhenToApply: placementv1beta1.WhenToApplyTypeAlways,
+			ComparisonOption: placementv1beta1.ComparisonOptionTypeFullComparison}
+		t.place(crp)
+		Eventually(func(g Gomega) {
+			crp := t.getCRP(g, "app")
+			g.Expect(framework.Condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(clusterStatus(g, crp, "member-1").DriftedPlacements).To(BeEmpty(), "what the member's API server sets itself is no drift")
+		}).Should(Succeed())
+
+		By("labelling the namespace on the member by hand")
+		update(memberClient("member-1"), framework.Namespace(ns), func(n *corev1.Namespace) { n.Labels["added-by"] = "hand" })
+		labelDrift := []placementv1beta1.PatchDetail{{Path: "/metadata/labels/added-by", ValueInMember: "hand"}}
+		Eventually(func(g Gomega) {
+			crp := t.getCRP(g, "app")
+			pcs := clusterStatus(g, crp, "member-1")
+			g.Expect(pcs.DriftedPlacements).To(HaveLen(1), "%+v", pcs.DriftedPlacements)
+			g.Expect(pcs.DriftedPlacements[0].ResourceIdentifier).To(Equal(namespaceID(ns)))
+			g.Expect(pcs.DriftedPlacements[0].ObservedDrifts).To(Equal(labelDrift))
+			g.Expect(pcs.FailedPlacements).To(BeEmpty(), "with Always a drift the hub does not set is no apply error")
+			g.Expect(framework.Condition(crp.Status.Conditions, string(placementv1beta1.ClusterResourcePlacementAvailableConditionType)).Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+
+		By("switching to whenToApply IfNotDrifted")
+		t.updateCRP("app", func(crp *placementv1beta1.ClusterResourcePlacement) {
+			crp.Spec.Strategy.ApplyStrategy.WhenToApply = placementv1beta1.WhenToApplyTypeIfNotDrifted
+		})
+		Eventually(func(g Gomega) {
+			pcs := clusterStatus(g, t.getCRP(g, "app"), "member-1")
+			g.Expect(failedReasons(g, t.getCRP(g, "app"), "member-1")).To(ContainElement(placementv1beta1.ApplyResultFoundDrifts))
+			g.Expect(pcs.DriftedPlacements).To(HaveLen(1))
+			g.Expect(pcs.DriftedPlacements[0].ObservedDrifts).To(Equal(labelDrift))
+		}).Should(Succeed())
+	})
+
 	It("is kept and reported with whenToApply IfNotDrifted, and reverted with Always", func() {
 		t := newTeam("drift")
 		ns, _ := t.appNamespace("drift")
