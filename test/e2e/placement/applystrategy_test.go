@@ -354,10 +354,7 @@ var _ = Describe("A namespace on a member that is not taken over", func() {
 		existing := framework.Namespace(ns)
 		preexisting("member-3", existing)
 		uid := uidsOn(Default, "member-3", existing)[fmt.Sprintf("%T %s/%s", existing, "", ns)]
-		p.Create(framework.Ctx(), framework.Namespace(ns), framework.ConfigMap(ns, "config", map[string]string{"v": "hub"}))
-		DeferCleanup(func() {
-			Expect(client.IgnoreNotFound(p.Client.Delete(framework.Ctx(), framework.Namespace(ns)))).To(Succeed())
-		})
+		p.createNamespace(ns, framework.ConfigMap(ns, "config", map[string]string{"v": "hub"}))
 		name := framework.UniqueName("not-taken")
 		crp := newCRP(name, pickFixed("member-3"), namespaceSelector(ns))
 		crp.Spec.Strategy.ApplyStrategy = &placementv1beta1.ApplyStrategy{WhenToTakeOver: placementv1beta1.WhenToTakeOverTypeNever}
@@ -433,10 +430,7 @@ var _ = Describe("ReportDiff where the namespace on a member is not the placemen
 		p := platform()
 		fleetNS := framework.UniqueName("legacy")
 		preexisting("member-3", framework.Namespace(fleetNS), framework.ConfigMap(fleetNS, "config", map[string]string{"v": "member"}))
-		p.Create(framework.Ctx(), framework.Namespace(fleetNS), framework.ConfigMap(fleetNS, "config", map[string]string{"v": "hub"}))
-		DeferCleanup(func() {
-			Expect(client.IgnoreNotFound(p.Client.Delete(framework.Ctx(), framework.Namespace(fleetNS)))).To(Succeed())
-		})
+		p.createNamespace(fleetNS, framework.ConfigMap(fleetNS, "config", map[string]string{"v": "hub"}))
 		name := framework.UniqueName("report")
 		fleetCRP := newCRP(name, pickFixed("member-3"), namespaceSelector(fleetNS))
 		fleetCRP.Spec.Strategy.ApplyStrategy = &placementv1beta1.ApplyStrategy{Type: placementv1beta1.ApplyStrategyTypeReportDiff}

@@ -188,12 +188,9 @@ var _ = Describe("A ResourceEnvelope carrying a cluster-scoped object", func() {
 			ObjectMeta: metav1.ObjectMeta{Name: ns + "-reader"},
 			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}},
 		}
-		p.Create(framework.Ctx(), framework.Namespace(ns), framework.ConfigMap(ns, "settings", nil),
+		p.createNamespace(ns, framework.ConfigMap(ns, "settings", nil),
 			&placementv1beta1.ResourceEnvelope{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rbac"},
 				Data: map[string]placementv1beta1.EnvelopedObject{"role.yaml": enveloped(role)}})
-		DeferCleanup(func() {
-			Expect(client.IgnoreNotFound(p.Client.Delete(framework.Ctx(), framework.Namespace(ns)))).To(Succeed())
-		})
 		name := framework.UniqueName("rbac")
 		p.place(newCRP(name, pickFixed("member-1", "member-2"), namespaceSelector(ns)))
 

@@ -70,6 +70,16 @@ func platform() *team {
 	return &team{Team: &framework.Team{Path: "root:fleet", Client: fleetClient()}}
 }
 
+// createNamespace creates namespace ns and objs in it in the team's
+// workspace, and deletes the namespace when the spec ends (root:fleet
+// outlives every spec).
+func (t *team) createNamespace(ns string, objs ...client.Object) {
+	t.Create(framework.Ctx(), append([]client.Object{framework.Namespace(ns)}, objs...)...)
+	DeferCleanup(func() {
+		Expect(client.IgnoreNotFound(t.Client.Delete(framework.Ctx(), framework.Namespace(ns)))).To(Succeed())
+	})
+}
+
 // newTeam creates a team workspace of its own for a spec.
 func newTeam(prefix string) *team {
 	return &team{Team: framework.NewTeam(framework.Ctx(), hub, scheme, prefix)}
