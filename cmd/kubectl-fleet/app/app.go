@@ -33,6 +33,10 @@ func NewCommand() *cobra.Command {
 		},
 	}
 	flags.AddFlags(cmd.PersistentFlags())
+	// Known before cobra looks for the subcommand: otherwise it takes
+	// --help for a flag with a value, and in "--help --kubeconfig FILE"
+	// FILE for a command.
+	cmd.InitDefaultHelpFlag()
 	cmd.PersistentFlags().StringVar(&hubContext, "hub-cluster-context", "", "the kubeconfig context of the hub, as KubeFleet's kubectl-fleet names it: the same as --context")
 	cmd.AddCommand(
 		ws.NewCommand(flags, streams),

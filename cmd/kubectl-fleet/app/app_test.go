@@ -63,3 +63,19 @@ func TestHubClusterContextIsTheContext(t *testing.T) {
 		t.Error("two different contexts accepted")
 	}
 }
+
+// kubectl passes its flags after the plugin's: "kubectl fleet --help
+// --kubeconfig FILE" is a help request, not the command FILE.
+func TestHelpBeforeAFlagWithAValue(t *testing.T) {
+	cmd := NewCommand()
+	var out strings.Builder
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs([]string{"--help", "--kubeconfig", "/nonexistent/kubeconfig"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "kubectl fleet [command]") {
+		t.Errorf("no usage printed:\n%s", out.String())
+	}
+}

@@ -55,9 +55,8 @@ var _ = Describe("kubectl fleet", func() {
 			Expect(out).To(ContainSubstring("Examples:"), "kubectl fleet %s --help", strings.Join(cmd, " "))
 		}
 		// kubectl runs the plugin as kubectl fleet; its usage says so.
-		out, err := exec.Command(filepath.Join(localfleet.BinDir(), "kubectl-fleet"), "--help").Output()
-		Expect(err).NotTo(HaveOccurred())
-		Expect(string(out)).To(ContainSubstring("Usage:\n  kubectl fleet [command]"))
+		out, _ := runFleet(hub.KubeconfigPath(), 0, "--help")
+		Expect(out).To(ContainSubstring("Usage:\n  kubectl fleet [command]"))
 	})
 
 	It("ws moves a kubeconfig between workspaces, creates and lists them (also as kubectl-ws)", func() {
