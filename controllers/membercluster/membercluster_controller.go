@@ -100,21 +100,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // ensureFinalizerAndLabel adds the cleanup finalizer and the member-name label
 // (which lets overrides and affinities target one cluster by name).
 func (r *Reconciler) ensureFinalizerAndLabel(ctx context.Context, mc *clusterv1beta1.MemberCluster) error {
-	hasFinalizer := false
-	for _, f := range mc.Finalizers {
-		hasFinalizer = hasFinalizer || f == clusterv1beta1.MemberClusterFinalizer
-	}
-	if hasFinalizer && mc.Labels[clusterv1beta1.MemberClusterNameLabel] == mc.Name {
+	patch := client.MergeFrom(mc.DeepCopy())
+	if !clusterv1beta1.SetFinalizerAndNameLabel(mc) {
 		return nil
 	}
-	patch := client.MergeFrom(mc.DeepCopy())
-	if !hasFinalizer {
-		mc.Finalizers = append(mc.Finalizers, clusterv1beta1.MemberClusterFinalizer)
-	}
-	if mc.Labels == nil {
-		mc.Labels = map[string]string{}
-	}
-	mc.Labels[clusterv1beta1.MemberClusterNameLabel] = mc.Name
 	return r.Client.Patch(ctx, mc, patch)
 }
 

@@ -11,7 +11,6 @@ package memberdefaults
 import (
 	"context"
 	"io"
-	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
@@ -44,21 +43,8 @@ func (p *Plugin) Admit(_ context.Context, a admission.Attributes, _ admission.Ob
 	if gvr.Group != clusterv1beta1.GroupVersion.Group || gvr.Resource != "memberclusters" || a.GetSubresource() != "" {
 		return nil
 	}
-	mc, ok := a.GetObject().(metav1.Object)
-	if !ok {
-		return nil
+	if mc, ok := a.GetObject().(metav1.Object); ok {
+		clusterv1beta1.SetFinalizerAndNameLabel(mc)
 	}
-	if !slices.Contains(mc.GetFinalizers(), clusterv1beta1.MemberClusterFinalizer) {
-		mc.SetFinalizers(append(mc.GetFinalizers(), clusterv1beta1.MemberClusterFinalizer))
-	}
-	if mc.GetName() == "" {
-		return nil
-	}
-	labels := mc.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels[clusterv1beta1.MemberClusterNameLabel] = mc.GetName()
-	mc.SetLabels(labels)
 	return nil
 }
